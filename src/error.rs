@@ -1,0 +1,95 @@
+//! The library's one error type: a stable code plus a message that says what is
+//! wrong, where, and how to fix it.
+
+use std::fmt;
+
+/// What went wrong, as a stable code (the same strings reach JS as `error.code`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The history or one of its messages is malformed.
+    InvalidInput,
+    /// An option or the TOML config has the wrong type, an unknown mode, or (strict) an unknown key.
+    InvalidConfig,
+    /// There are no messages to compact.
+    EmptyHistory,
+    /// Head and tail already cover everything and nothing can be pruned.
+    TooSmallToCompact,
+    /// An LLM mode was asked for without a summarizer function.
+    SummarizerRequired,
+    /// The summarizer failed (threw, rejected, timed out).
+    LlmFailed,
+    /// The summarizer returned an empty summary.
+    EmptySummary,
+    /// The caller aborted the operation.
+    Aborted,
+}
+
+impl ErrorKind {
+    /// The stable code string, e.g. `INVALID_INPUT`.
+    pub fn code(self) -> &'static str {
+        match self {
+            ErrorKind::InvalidInput => "INVALID_INPUT",
+            ErrorKind::InvalidConfig => "INVALID_CONFIG",
+            ErrorKind::EmptyHistory => "EMPTY_HISTORY",
+            ErrorKind::TooSmallToCompact => "TOO_SMALL_TO_COMPACT",
+            ErrorKind::SummarizerRequired => "SUMMARIZER_REQUIRED",
+            ErrorKind::LlmFailed => "LLM_FAILED",
+            ErrorKind::EmptySummary => "EMPTY_SUMMARY",
+            ErrorKind::Aborted => "ABORTED",
+        }
+    }
+}
+
+/// An error with a stable [`ErrorKind`] and a specific, lowercase message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    kind: ErrorKind,
+    message: String,
+}
+
+impl Error {
+    /// Builds an error of `kind` with `message`.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Error {
+            kind,
+            message: message.into(),
+        }
+    }
+
+    /// An [`ErrorKind::InvalidInput`] error located at `path` (e.g. `messages[3].role`).
+    pub fn input(path: impl fmt::Display, what: impl fmt::Display) -> Self {
+        Error::new(ErrorKind::InvalidInput, format!("{path}: {what}"))
+    }
+
+    /// An [`ErrorKind::InvalidConfig`] error.
+    pub fn config(message: impl Into<String>) -> Self {
+        Error::new(ErrorKind::InvalidConfig, message)
+    }
+
+    /// The error's kind.
+    pub fn kind(&self) -> ErrorKind {
+        self.kind
+    }
+
+    /// The stable code string of the kind.
+    pub fn code(&self) -> &'static str {
+        self.kind.code()
+    }
+
+    /// The human-readable message (without the code).
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.kind.code(), self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Shorthand for results of this crate.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,333 @@
+//! Message formats: detection, reading messages into views, and rendering a plan
+//! back into the input's format. One adapter module per format.
+
+mod anthropic;
+mod moltis;
+mod openai;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::error::{Error, Result};
+use crate::message::Message;
+use crate::plan::{Plan, Step, Synthetic};
+
+/// A supported message format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Format {
+    /// OpenAI Chat Completions messages.
+    Openai,
+    /// Anthropic Messages API messages.
+    Anthropic,
+    /// Moltis session messages (OpenAI-like, plus `notice`, `tool_result`, `created_at`).
+    Moltis,
+}
+
+impl Format {
+    /// Parses a format name.
+    pub fn from_name(name: &str) -> Option<Format> {
+        match name {
+            "openai" => Some(Format::Openai),
+            "anthropic" => Some(Format::Anthropic),
+            "moltis" => Some(Format::Moltis),
+            _ => None,
+        }
+    }
+
+    /// The format's name as the options spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Openai => "openai",
+            Format::Anthropic => "anthropic",
+            Format::Moltis => "moltis",
+        }
+    }
+
+    /// Where results of an assistant's tool calls live.
+    pub fn results_placement(self) -> ResultsPlacement {
+        match self {
+            Format::Anthropic => ResultsPlacement::NextUserMessage,
+            Format::Openai | Format::Moltis => ResultsPlacement::FollowingMessages,
+        }
+    }
+}
+
+/// How a format places tool results after the assistant message that made the calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResultsPlacement {
+    /// One message per result, right after the assistant (OpenAI `tool` messages).
+    FollowingMessages,
+    /// Blocks in the single user message right after the assistant (Anthropic).
+    NextUserMessage,
+}
+
+/// A parsed input: where the messages are and in which format.
+#[derive(Debug)]
+pub struct Document<'a> {
+    /// The detected or forced format.
+    pub format: Format,
+    /// The whole input (array or request object).
+    pub root: &'a Value,
+    /// The messages.
+    pub messages: &'a [Value],
+    /// Whether the input was a request object holding the messages.
+    pub is_request: bool,
+}
+
+/// How synthesized messages are stamped.
+#[derive(Debug, Clone, Default)]
+pub struct Stamp {
+    /// Give synthesized messages an `id` (the input's messages carry ids).
+    pub ids: bool,
+    /// `created_at` for synthesized Moltis messages; when absent they take the
+    /// `created_at` of the newest message they stand for.
+    pub now: Option<i64>,
+    /// Random ids (getrandom) instead of ids derived from the content.
+    pub random_ids: bool,
+}
+
+/// The JSON type name of `v`, for error messages.
+pub(crate) fn type_name(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Locates the messages in `root` and settles the format.
+pub fn open(root: &Value, forced: Option<Format>) -> Result<Document<'_>> {
+    let (messages, is_request) = match root {
+        Value::Array(a) => (a.as_slice(), false),
+        Value::Object(o) => match o.get("messages") {
+            Some(Value::Array(a)) => (a.as_slice(), true),
+            Some(other) => {
+                return Err(Error::input(
+                    "messages",
+                    format!("expected an array of messages, got {}", type_name(other)),
+                ))
+            }
+            None => {
+                return Err(Error::input(
+                    "input",
+                    "expected an array of messages or a request object with a \"messages\" array, got an object without \"messages\"",
+                ))
+            }
+        },
+        other => {
+            return Err(Error::input(
+                "input",
+                format!(
+                    "expected an array of messages or a request object with a \"messages\" array, got {}",
+                    type_name(other)
+                ),
+            ))
+        }
+    };
+    let format = forced.unwrap_or_else(|| detect(root, messages));
+    Ok(Document {
+        format,
+        root,
+        messages,
+        is_request,
+    })
+}
+
+/// Guesses the format from what only one format has.
+fn detect(root: &Value, messages: &[Value]) -> Format {
+    let mut anthropic = root.get("system").is_some();
+    for m in messages {
+        let Some(o) = m.as_object() else { continue };
+        if matches!(
+            o.get("role").and_then(Value::as_str),
+            Some("notice" | "tool_result")
+        ) || o.contains_key("created_at")
+        {
+            return Format::Moltis;
+        }
+        if let Some(Value::Array(blocks)) = o.get("content") {
+            anthropic |= blocks.iter().any(|b| {
+                matches!(
+                    b.get("type").and_then(Value::as_str),
+                    Some("tool_use" | "tool_result" | "thinking" | "redacted_thinking")
+                ) || (b.get("type").and_then(Value::as_str) == Some("image")
+                    && b.get("source").is_some())
+            });
+        }
+    }
+    if anthropic {
+        Format::Anthropic
+    } else {
+        Format::Openai
+    }
+}
+
+impl<'a> Document<'a> {
+    /// Reads every message into a view, validating what the library relies on.
+    pub fn read(&self) -> Result<Vec<Message<'a>>> {
+        let read = match self.format {
+            Format::Openai => openai::read,
+            Format::Anthropic => anthropic::read,
+            Format::Moltis => moltis::read,
+        };
+        self.messages
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                let obj = m.as_object().ok_or_else(|| {
+                    Error::input(
+                        format!("messages[{i}]"),
+                        format!("expected a message object, got {}", type_name(m)),
+                    )
+                })?;
+                read(obj, i)
+            })
+            .collect()
+    }
+
+    /// The system prompt held outside the messages (Anthropic `system`), as text parts.
+    pub fn system_texts(&self) -> Vec<&'a str> {
+        if !self.is_request {
+            return Vec::new();
+        }
+        match self.root.get("system") {
+            Some(Value::String(s)) => vec![s.as_str()],
+            Some(Value::Array(blocks)) => blocks
+                .iter()
+                .filter_map(|b| b.get("text").and_then(Value::as_str))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    /// Renders `plan` into messages of this document's format.
+    pub fn render(&self, views: &[Message<'_>], plan: &Plan, stamp: &Stamp) -> Vec<Value> {
+        let mut out = Vec::with_capacity(plan.len());
+        for (pos, step) in plan.iter().enumerate() {
+            match step {
+                Step::Keep { index, edits } => {
+                    let original = &self.messages[*index];
+                    if edits.is_empty() {
+                        out.push(original.clone());
+                        continue;
+                    }
+                    let mut copy = original.clone();
+                    if let Value::Object(obj) = &mut copy {
+                        for edit in edits {
+                            match self.format {
+                                Format::Anthropic => anthropic::edit(obj, edit),
+                                Format::Openai => openai::edit(obj, edit),
+                                Format::Moltis => moltis::edit(obj, edit),
+                            }
+                        }
+                    }
+                    out.push(copy);
+                }
+                Step::Insert(synthetic) => {
+                    let time = self.time_for(plan, pos, views.len());
+                    for mut msg in self.synthesize(synthetic) {
+                        if self.format == Format::Moltis {
+                            if let Some(t) = stamp.now.map(Value::from).or_else(|| time.clone()) {
+                                msg.insert("created_at".into(), t);
+                            }
+                        }
+                        if stamp.ids {
+                            let id = match stamp.random_ids.then(random_id).flatten() {
+                                Some(id) => id,
+                                None => derived_id(&Value::Object(msg.clone()).to_string()),
+                            };
+                            msg.insert("id".into(), Value::String(id));
+                        }
+                        out.push(Value::Object(msg));
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The `created_at` a synthesized message at `pos` stands for: that of the
+    /// newest input message before the next kept one.
+    fn time_for(&self, plan: &Plan, pos: usize, n: usize) -> Option<Value> {
+        let next_kept = plan[pos..]
+            .iter()
+            .find_map(|s| match s {
+                Step::Keep { index, .. } => Some(*index),
+                Step::Insert(_) => None,
+            })
+            .unwrap_or(n);
+        self.messages[..next_kept.min(self.messages.len())]
+            .iter()
+            .rev()
+            .find_map(|m| m.get("created_at").cloned())
+    }
+
+    fn synthesize(&self, s: &Synthetic) -> Vec<Map<String, Value>> {
+        match s {
+            Synthetic::Summary(text) | Synthetic::Marker(text) => vec![user_text(text)],
+            Synthetic::Stubs(ids) => match self.format {
+                Format::Anthropic => vec![anthropic::stub_message(ids)],
+                Format::Openai | Format::Moltis => ids.iter().map(|id| openai::stub(id)).collect(),
+            },
+        }
+    }
+}
+
+/// A plain `{role: "user", content}` message.
+fn user_text(text: &str) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("role".into(), "user".into());
+    m.insert("content".into(), text.into());
+    m
+}
+
+/// A deterministic id derived from a message's content (FNV-1a, 64 bits).
+fn derived_id(content: &str) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in content.bytes() {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    format!("cc_{h:016x}")
+}
+
+/// A random id (`None` only if the platform has no random source).
+fn random_id() -> Option<String> {
+    let mut bytes = [0u8; 8];
+    getrandom::getrandom(&mut bytes).ok()?;
+    Some(format!("cc_{:016x}", u64::from_le_bytes(bytes)))
+}
+
+/// Reads an optional string field; a present non-string is an error at `path.key`.
+pub(crate) fn opt_str<'a>(
+    obj: &'a Map<String, Value>,
+    key: &str,
+    path: &dyn Fn() -> String,
+) -> Result<Option<&'a str>> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s)),
+        Some(other) => Err(Error::input(
+            format!("{}.{key}", path()),
+            format!("expected a string, got {}", type_name(other)),
+        )),
+    }
+}
+
+/// Reads a required string field.
+pub(crate) fn req_str<'a>(
+    obj: &'a Map<String, Value>,
+    key: &str,
+    path: &dyn Fn() -> String,
+) -> Result<&'a str> {
+    opt_str(obj, key, path)?.ok_or_else(|| {
+        Error::input(
+            format!("{}.{key}", path()),
+            "missing; expected a string".to_string(),
+        )
+    })
+}

@@ -1,0 +1,82 @@
+//! Moltis session messages: OpenAI-like, plus `notice`, structured `tool_result`
+//! messages, `created_at` and provider-reported token usage on assistant turns.
+
+use std::borrow::Cow;
+
+use serde_json::{Map, Value};
+
+use super::{openai, opt_str, req_str, type_name};
+use crate::error::{Error, Result};
+use crate::message::{Message, Role, ToolOutput};
+use crate::plan::Edit;
+
+/// Reads one Moltis message.
+pub(super) fn read(obj: &Map<String, Value>, i: usize) -> Result<Message<'_>> {
+    let path = || format!("messages[{i}]");
+    let role = req_str(obj, "role", &path)?;
+    let mut msg = match role {
+        "system" => openai::read_common(obj, Role::System, i)?,
+        "user" => openai::read_common(obj, Role::User, i)?,
+        "assistant" => openai::read_common(obj, Role::Assistant, i)?,
+        "tool" => openai::read_common(obj, Role::Tool, i)?,
+        "notice" => openai::read_common(obj, Role::Notice, i)?,
+        "tool_result" => read_tool_result(obj, i)?,
+        other => {
+            return Err(Error::input(
+                format!("{}.role", path()),
+                format!(
+                    "unknown role {other:?}; expected one of \"system\", \"notice\", \"user\", \"assistant\", \"tool\", \"tool_result\""
+                ),
+            ))
+        }
+    };
+    if msg.role == Role::Assistant {
+        msg.reported_input_tokens = ["requestInputTokens", "inputTokens"]
+            .iter()
+            .find_map(|k| obj.get(*k).and_then(Value::as_u64));
+    }
+    Ok(msg)
+}
+
+fn read_tool_result(obj: &Map<String, Value>, i: usize) -> Result<Message<'_>> {
+    let path = || format!("messages[{i}]");
+    let id = req_str(obj, "tool_call_id", &path)?;
+    let name = opt_str(obj, "tool_name", &path)?;
+    let error = opt_str(obj, "error", &path)?;
+    let success = match obj.get("success") {
+        None | Some(Value::Null) => None,
+        Some(Value::Bool(b)) => Some(*b),
+        Some(other) => {
+            return Err(Error::input(
+                format!("{}.success", path()),
+                format!("expected a boolean, got {}", type_name(other)),
+            ))
+        }
+    };
+    let text: Cow<str> = match (error, obj.get("result")) {
+        (Some(e), _) => Cow::Owned(format!("Error: {e}")),
+        (None, Some(Value::String(s))) => Cow::Borrowed(s),
+        (None, None | Some(Value::Null)) => Cow::Borrowed(""),
+        (None, Some(v)) => Cow::Owned(v.to_string()),
+    };
+    let is_error = error.is_some() || success == Some(false);
+    let mut msg = Message::new(Role::Tool);
+    msg.results.push(ToolOutput::new(id, name, text, is_error));
+    Ok(msg)
+}
+
+/// Applies an edit to a copy of a Moltis message.
+pub(super) fn edit(obj: &mut Map<String, Value>, edit: &Edit) {
+    let is_tool_result = obj.get("role").and_then(Value::as_str) == Some("tool_result");
+    match edit {
+        Edit::ClearOutput { placeholder, .. } if is_tool_result => {
+            if matches!(obj.get("error"), Some(Value::String(_))) {
+                obj.insert("error".into(), Value::String(placeholder.clone()));
+            }
+            if obj.contains_key("result") || !obj.contains_key("error") {
+                obj.insert("result".into(), Value::String(placeholder.clone()));
+            }
+        }
+        _ => openai::edit(obj, edit),
+    }
+}

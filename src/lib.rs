@@ -1,0 +1,218 @@
+//! Compacts LLM chat histories so an agent can keep working when a conversation
+//! outgrows the model's context window.
+//!
+//! ```
+//! use chat_compaction::{compact, options};
+//! let history = serde_json::json!([
+//!     {"role": "system", "content": "You are helpful."},
+//!     {"role": "user", "content": "Fix the bug in src/main.rs"},
+//!     {"role": "assistant", "content": "Done. Next: add a test."},
+//! ]);
+//! let config = options::from_json(&serde_json::json!({"mode": "deterministic"})).unwrap();
+//! let result = compact(&history, &config).unwrap();
+//! assert_eq!(result.messages.len(), 2); // system prompt + one summary
+//! assert!(result.notice.text.starts_with("🧹 Conversation compacted"));
+//! ```
+//!
+//! The input is untrusted: every malformed message gets an [`Error`] with a
+//! stable code and a message naming the location; nothing derived from input is
+//! unwrapped, so the wasm build never panics on bad data. The input is never
+//! mutated and the same input and options always give byte-identical output.
+//!
+//! Pipeline: [`formats`] reads the messages once into light [`message`] views,
+//! a mode in [`modes`] turns the views into a [`plan`], and the format adapter
+//! renders the plan, copying kept messages verbatim.
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+pub mod bound;
+pub mod error;
+pub mod formats;
+pub mod message;
+pub mod modes;
+pub mod notice;
+pub mod options;
+pub mod pairs;
+pub mod plan;
+pub mod prune;
+pub mod text;
+pub mod tokens;
+pub mod trigger;
+pub mod window;
+
+#[cfg(target_arch = "wasm32")]
+mod wasm;
+
+use serde::Serialize;
+use serde_json::Value;
+
+pub use error::{Error, ErrorKind, Result};
+pub use options::{Configured, Mode, Options, Warning};
+
+use formats::{Document, Stamp};
+use message::Message;
+use notice::Notice;
+use tokens::{message_tokens, Estimator, TokenCounter};
+
+/// The result of a compaction (SPEC §7).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Compaction {
+    /// The compacted messages, in the input's format.
+    pub messages: Vec<Value>,
+    /// The input request object with its messages replaced (when the input was one).
+    /// Not serialized: the JS layer rebuilds it from the caller's own object.
+    #[serde(skip)]
+    pub request: Option<Value>,
+    /// What happened.
+    pub notice: Notice,
+    /// The summary text, for modes that write one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    /// Clamped options, unknown keys and the like.
+    pub warnings: Vec<Warning>,
+}
+
+/// Reads `doc`'s messages and estimates each one's tokens.
+fn views<'a>(doc: &Document<'a>, counter: &dyn TokenCounter) -> Result<Vec<Message<'a>>> {
+    let mut views = doc.read()?;
+    for v in &mut views {
+        v.tokens = message_tokens(v, counter);
+    }
+    Ok(views)
+}
+
+/// Tokens of the system prompt held outside the messages (Anthropic `system`).
+fn system_tokens(doc: &Document<'_>, counter: &dyn TokenCounter) -> u64 {
+    doc.system_texts().iter().map(|t| counter.count(t)).sum()
+}
+
+/// Compacts `input` (a message array or a request object) with the offline modes,
+/// using the built-in token estimator.
+pub fn compact(input: &Value, config: &Configured) -> Result<Compaction> {
+    compact_with(input, config, &Estimator(config.options.tokenizer))
+}
+
+/// Like [`compact`], counting tokens with `counter`.
+pub fn compact_with(input: &Value, config: &Configured, counter: &dyn TokenCounter) -> Result<Compaction> {
+    let o = &config.options;
+    let doc = formats::open(input, o.format)?;
+    let views = views(&doc, counter)?;
+    if views.is_empty() {
+        return Err(Error::new(
+            ErrorKind::EmptyHistory,
+            "the history has no messages; there is nothing to compact",
+        ));
+    }
+    let outcome = match o.mode {
+        Mode::Deterministic => modes::deterministic::plan(&views)?,
+        Mode::RecencyPreserving => {
+            modes::recency::plan(&views, o, doc.format.results_placement())?
+        }
+        Mode::Structured | Mode::LlmReplace => {
+            return Err(Error::new(
+                ErrorKind::SummarizerRequired,
+                format!(
+                    "mode {:?} calls an LLM: pass a summarize function (compact(history, {{ mode, summarize }})), or pick \"deterministic\" or \"recency_preserving\"",
+                    o.mode.key()
+                ),
+            ))
+        }
+    };
+    let stamp = Stamp {
+        ids: doc.messages.iter().any(|m| m.get("id").is_some_and(Value::is_string)),
+        now: o.now,
+        random_ids: o.random_ids,
+    };
+    let messages = doc.render(&views, &outcome.plan, &stamp);
+    let system = system_tokens(&doc, counter);
+    let tokens_before = system + views.iter().map(|v| v.tokens).sum::<u64>();
+    let out_doc = Document {
+        format: doc.format,
+        root: &Value::Null,
+        messages: &messages,
+        is_request: false,
+    };
+    let tokens_after = system + self::views(&out_doc, counter)?.iter().map(|v| v.tokens).sum::<u64>();
+    let request = doc.is_request.then(|| {
+        let mut r = input.clone();
+        if let Some(obj) = r.as_object_mut() {
+            obj.insert("messages".into(), Value::Array(messages.clone()));
+        }
+        r
+    });
+    let hint = o.show_settings_hint;
+    Ok(Compaction {
+        notice: Notice {
+            mode: o.mode,
+            requested_mode: o.mode,
+            fallback: None,
+            messages_before: views.len(),
+            messages_after: messages.len(),
+            tokens_before,
+            tokens_after,
+            compaction_input_tokens: 0,
+            compaction_output_tokens: 0,
+            compaction_total_tokens: 0,
+            settings_hint: hint.then(|| notice::SETTINGS_HINT.to_string()),
+            text: notice::text(o.mode, 0, 0, hint),
+        },
+        messages,
+        request,
+        summary: outcome.summary,
+        warnings: config.warnings.clone(),
+    })
+}
+
+/// Estimated tokens of a text (a JSON string) or of a whole history (array or
+/// request object), framing included.
+pub fn estimate_tokens(input: &Value, config: &Configured) -> Result<u64> {
+    let counter = Estimator(config.options.tokenizer);
+    if let Value::String(s) = input {
+        return Ok(counter.count(s));
+    }
+    let doc = formats::open(input, config.options.format)?;
+    let views = views(&doc, &counter)?;
+    Ok(system_tokens(&doc, &counter) + views.iter().map(|v| v.tokens).sum::<u64>())
+}
+
+/// The auto-compact trigger of SPEC §3 for `input` plus the `pending` new text.
+pub fn should_compact(input: &Value, config: &Configured, pending: &str) -> Result<trigger::Trigger> {
+    let counter = Estimator(config.options.tokenizer);
+    let doc = formats::open(input, config.options.format)?;
+    let views = views(&doc, &counter)?;
+    Ok(trigger::evaluate(
+        &views,
+        system_tokens(&doc, &counter),
+        &config.options,
+        pending,
+        &counter,
+    ))
+}
+
+fn parse_json(text: &str, what: &str) -> Result<Value> {
+    serde_json::from_str(text).map_err(|e| {
+        let kind = if what == "options" {
+            ErrorKind::InvalidConfig
+        } else {
+            ErrorKind::InvalidInput
+        };
+        Error::new(kind, format!("{what} is not valid JSON: {e}"))
+    })
+}
+
+/// Options from JSON text (empty text or `null`: defaults).
+pub fn config_from_json_text(options: &str) -> Result<Configured> {
+    if options.trim().is_empty() {
+        return options::from_json(&Value::Null);
+    }
+    options::from_json(&parse_json(options, "options")?)
+}
+
+/// [`compact`] over JSON text: history and options in, the result as JSON out
+/// (`{messages, notice, summary?, warnings}`).
+pub fn compact_json(input: &str, options: &str) -> Result<String> {
+    let config = config_from_json_text(options)?;
+    let value = parse_json(input, "history")?;
+    let result = compact(&value, &config)?;
+    serde_json::to_string(&result).map_err(|e| Error::input("output", e.to_string()))
+}

@@ -1,0 +1,159 @@
+//! Light, format-independent views of messages: what the modes plan on.
+//!
+//! A format adapter reads each message's JSON once into a [`Message`]; the views
+//! borrow the text from the parsed JSON, so building them copies almost nothing.
+
+use std::borrow::Cow;
+
+use serde_json::Value;
+
+use crate::plan::{PLACEHOLDER, STUB_TEXT};
+
+/// The role of a message as the modes see it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// A system prompt.
+    System,
+    /// A user turn (including synthesized summaries and markers).
+    User,
+    /// An assistant turn, possibly with tool calls.
+    Assistant,
+    /// A message that only carries tool results (OpenAI `tool`, Moltis `tool_result`,
+    /// an Anthropic user message made only of `tool_result` blocks).
+    Tool,
+    /// A UI-only message that is never sent to a model (Moltis `notice`).
+    Notice,
+}
+
+impl Role {
+    /// Lowercase label used in summaries and timelines.
+    pub fn label(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+            Role::Notice => "notice",
+        }
+    }
+}
+
+/// The arguments of a tool call as the format stores them.
+#[derive(Debug, Clone, Copy)]
+pub enum Args<'a> {
+    /// A JSON-encoded string (OpenAI, Moltis); may not be valid JSON.
+    Text(&'a str),
+    /// A JSON value (Anthropic `input`).
+    Json(&'a Value),
+}
+
+impl Args<'_> {
+    /// The arguments as JSON text.
+    pub fn text(&self) -> Cow<'_, str> {
+        match self {
+            Args::Text(s) => Cow::Borrowed(s),
+            Args::Json(v) => Cow::Owned(v.to_string()),
+        }
+    }
+
+    /// The arguments parsed as a JSON value, if they are valid JSON.
+    pub fn parsed(&self) -> Option<Cow<'_, Value>> {
+        match self {
+            Args::Text(s) => serde_json::from_str(s).ok().map(Cow::Owned),
+            Args::Json(v) => Some(Cow::Borrowed(v)),
+        }
+    }
+}
+
+/// One tool call of an assistant message.
+#[derive(Debug, Clone)]
+pub struct Call<'a> {
+    /// The call id the result refers to.
+    pub id: &'a str,
+    /// The tool's name.
+    pub name: &'a str,
+    /// The call's arguments.
+    pub args: Args<'a>,
+}
+
+/// One tool result (a whole OpenAI `tool` message, or one Anthropic `tool_result` block).
+#[derive(Debug, Clone)]
+pub struct ToolOutput<'a> {
+    /// The id of the call this answers.
+    pub id: &'a str,
+    /// The tool name when the message names it (Moltis `tool_name`, OpenAI `name`).
+    pub name: Option<&'a str>,
+    /// The output as text (error text included).
+    pub text: Cow<'a, str>,
+    /// Whether the tool reported an error.
+    pub is_error: bool,
+    /// Size of the stored output in UTF-8 bytes (what pruning compares against).
+    pub bytes: usize,
+    /// Whether the output already is a placeholder of an earlier compaction.
+    pub is_placeholder: bool,
+}
+
+impl<'a> ToolOutput<'a> {
+    /// A tool output view; size and placeholder state are derived from `text`.
+    pub fn new(id: &'a str, name: Option<&'a str>, text: Cow<'a, str>, is_error: bool) -> Self {
+        ToolOutput {
+            id,
+            name,
+            bytes: text.len(),
+            is_placeholder: text.starts_with(PLACEHOLDER) || text == STUB_TEXT,
+            text,
+            is_error,
+        }
+    }
+}
+
+/// A light, read-only view of one message.
+#[derive(Debug, Clone)]
+pub struct Message<'a> {
+    /// The role as the modes see it.
+    pub role: Role,
+    /// Text parts in order (string content or text blocks).
+    pub texts: Vec<&'a str>,
+    /// Reasoning / thinking text that is sent back to the model but is not part
+    /// of the conversation's visible text (counts tokens, never summarized).
+    pub reasoning: Vec<&'a str>,
+    /// Number of images (counted as a flat amount of tokens).
+    pub images: usize,
+    /// Bytes of content parts the library does not interpret (audio, documents …).
+    pub opaque_bytes: usize,
+    /// Tool calls (assistant messages).
+    pub calls: Vec<Call<'a>>,
+    /// Tool results this message carries.
+    pub results: Vec<ToolOutput<'a>>,
+    /// Provider-reported input tokens of the request that produced this turn, when known.
+    pub reported_input_tokens: Option<u64>,
+    /// Estimated tokens of the message, filled in by the estimator.
+    pub tokens: u64,
+}
+
+impl<'a> Message<'a> {
+    /// An empty view with `role`.
+    pub fn new(role: Role) -> Self {
+        Message {
+            role,
+            texts: Vec::new(),
+            reasoning: Vec::new(),
+            images: 0,
+            opaque_bytes: 0,
+            calls: Vec::new(),
+            results: Vec::new(),
+            reported_input_tokens: None,
+            tokens: 0,
+        }
+    }
+
+    /// The first non-blank text part, trimmed.
+    pub fn first_text(&self) -> Option<&'a str> {
+        self.texts.iter().map(|t| t.trim()).find(|t| !t.is_empty())
+    }
+
+    /// Whether this message carries tool results (and so must follow its calls).
+    pub fn has_results(&self) -> bool {
+        !self.results.is_empty()
+    }
+}

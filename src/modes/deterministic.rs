@@ -1,0 +1,220 @@
+//! `deterministic`: leading system messages + one user message holding a bounded,
+//! structured index of everything else. Zero LLM calls.
+
+use std::collections::BTreeSet;
+
+use crate::bound::{bound, SUMMARY_BUDGET};
+use crate::error::{Error, ErrorKind, Result};
+use crate::message::{Message, Role};
+use crate::modes::Outcome;
+use crate::plan::{Step, Synthetic};
+use crate::prune::describe_call;
+use crate::text::{collect_paths, is_synthetic, mentions_pending_work, one_line, SUMMARY_PREFIX};
+use crate::window::{leading_system, owners};
+
+/// Opens the summary message.
+pub const PREAMBLE: &str = "This session is being continued from a previous conversation that ran out of context. The summary below covers the earlier portion of the conversation.";
+/// Closes the summary message; never cut.
+pub const DIRECTIVE: &str = "Continue the conversation from where it left off without asking the user any further questions. Resume directly — do not acknowledge the summary, do not recap what was happening, and do not preface with continuation text.";
+
+const PREVIEW_BYTES: usize = 160;
+const TIMELINE_HEAD: usize = 3;
+const TIMELINE_TAIL: usize = 5;
+const MAX_KEY_FILES: usize = 8;
+
+/// Plans the deterministic compaction of `views`.
+pub fn plan(views: &[Message<'_>]) -> Result<Outcome> {
+    let lead = leading_system(views);
+    if lead == views.len() {
+        return Err(Error::new(
+            ErrorKind::EmptyHistory,
+            "the history holds only system messages; there is nothing to compact",
+        ));
+    }
+    let prior = views[lead]
+        .texts
+        .first()
+        .filter(|t| views[lead].role == Role::User && t.starts_with(SUMMARY_PREFIX))
+        .map(|t| prior_highlights(t));
+    let start = lead + usize::from(prior.is_some());
+    let (highlights, timeline) = summarize(views, start);
+    let mut lines = vec!["Conversation summary:".to_string()];
+    match prior {
+        Some(prior) => {
+            lines.push("- Previously compacted context:".into());
+            lines.extend(prior.iter().map(|l| format!("  {l}")));
+            if !highlights.is_empty() {
+                lines.push("- Newly compacted context:".into());
+                lines.extend(highlights.iter().map(|l| format!("  {l}")));
+            }
+        }
+        None => lines.extend(highlights),
+    }
+    if !timeline.is_empty() {
+        lines.push("- Key timeline:".into());
+        lines.extend(timeline);
+    }
+    let mut budget = SUMMARY_BUDGET;
+    budget.lines -= 2; // the <summary> tags
+    budget.bytes -= "<summary>\n".len() + "\n</summary>".len();
+    let summary = format!("<summary>\n{}\n</summary>", bound(&lines, budget).join("\n"));
+    let text = format!("{SUMMARY_PREFIX}{PREAMBLE}\n\n{summary}\n\n{DIRECTIVE}");
+    let mut steps: Vec<Step> = (0..lead).map(Step::keep).collect();
+    steps.push(Step::Insert(Synthetic::Summary(text)));
+    Ok(Outcome {
+        plan: steps,
+        summary: Some(summary),
+    })
+}
+
+/// The highlight lines of an earlier summary (its timeline is dropped; nested
+/// previous/new sections are flattened so indentation never accumulates).
+fn prior_highlights(text: &str) -> Vec<String> {
+    let body = text.strip_prefix(SUMMARY_PREFIX).unwrap_or(text);
+    let body = body.strip_prefix(PREAMBLE).unwrap_or(body).trim();
+    let body = body.strip_suffix(DIRECTIVE).unwrap_or(body).trim();
+    let body = match (body.find("<summary>"), body.rfind("</summary>")) {
+        (Some(a), Some(b)) if a < b => &body[a + "<summary>".len()..b],
+        _ => body,
+    };
+    let mut out = Vec::new();
+    let mut nested = false;
+    for line in body.lines() {
+        let trimmed = line.trim_end();
+        match trimmed.trim() {
+            "" | "Conversation summary:" => continue,
+            "- Key timeline:" => break,
+            "- Previously compacted context:" | "- Newly compacted context:" => {
+                nested = true;
+                continue;
+            }
+            t if t.starts_with("[... ") && t.ends_with("omitted for brevity]") => continue,
+            _ => {}
+        }
+        let line = if nested {
+            trimmed.strip_prefix("  ").unwrap_or(trimmed)
+        } else {
+            trimmed
+        };
+        out.push(line.to_string());
+    }
+    out
+}
+
+/// Highlights and timeline of `views[start..]`.
+fn summarize(views: &[Message<'_>], start: usize) -> (Vec<String>, Vec<String>) {
+    let owner = owners(views);
+    let msgs = &views[start..];
+    let count = |r: Role| msgs.iter().filter(|m| m.role == r).count();
+    let mut out = vec![format!(
+        "- Scope: {} earlier messages compacted (user={}, assistant={}, tool={}).",
+        msgs.len(),
+        count(Role::User),
+        count(Role::Assistant),
+        count(Role::Tool)
+    )];
+
+    let mut tools = BTreeSet::new();
+    let mut files = BTreeSet::new();
+    for (i, m) in msgs.iter().enumerate() {
+        for c in &m.calls {
+            tools.insert(c.name);
+            collect_paths(&c.args.text(), &mut files);
+        }
+        for r in &m.results {
+            if let Some(name) = result_tool_name(views, &owner, start + i, r.id).or(r.name) {
+                tools.insert(name);
+            }
+        }
+        if let Some(t) = m.first_text() {
+            collect_paths(t, &mut files);
+        }
+    }
+    if !tools.is_empty() {
+        out.push(format!("- Tools mentioned: {}.", tools.into_iter().collect::<Vec<_>>().join(", ")));
+    }
+
+    let requests: Vec<&str> = msgs
+        .iter()
+        .filter(|m| m.role == Role::User)
+        .filter_map(|m| m.first_text())
+        .filter(|t| !is_synthetic(t))
+        .collect();
+    if !requests.is_empty() {
+        out.push("- Recent user requests:".into());
+        let from = requests.len().saturating_sub(3);
+        out.extend(requests[from..].iter().map(|t| format!("  - {}", one_line(t, PREVIEW_BYTES))));
+    }
+
+    let mut pending: Vec<&str> = msgs
+        .iter()
+        .rev()
+        .filter(|m| matches!(m.role, Role::User | Role::Assistant))
+        .filter_map(|m| m.first_text())
+        .filter(|t| !is_synthetic(t) && mentions_pending_work(t))
+        .take(3)
+        .collect();
+    pending.reverse();
+    if !pending.is_empty() {
+        out.push("- Pending work:".into());
+        out.extend(pending.iter().map(|t| format!("  - {}", one_line(t, PREVIEW_BYTES))));
+    }
+
+    if !files.is_empty() {
+        let shown: Vec<String> = files.into_iter().take(MAX_KEY_FILES).collect();
+        out.push(format!("- Key files referenced: {}.", shown.join(", ")));
+    }
+
+    if let Some(t) = msgs
+        .iter()
+        .rev()
+        .filter(|m| m.role == Role::Assistant)
+        .find_map(|m| m.first_text())
+    {
+        out.push(format!("- Current work: {}", one_line(t, 200)));
+    }
+
+    let mut timeline = Vec::new();
+    let entry = |i: usize| format!("  - {}: {}", msgs[i].role.label(), preview(views, &owner, start + i));
+    if msgs.len() <= TIMELINE_HEAD + TIMELINE_TAIL {
+        timeline.extend((0..msgs.len()).map(entry));
+    } else {
+        timeline.extend((0..TIMELINE_HEAD).map(entry));
+        timeline.push(format!(
+            "  - ... ({} messages omitted) ...",
+            msgs.len() - TIMELINE_HEAD - TIMELINE_TAIL
+        ));
+        timeline.extend((msgs.len() - TIMELINE_TAIL..msgs.len()).map(entry));
+    }
+    (out, timeline)
+}
+
+/// The name of the tool whose call result `id` in message `i` answers.
+fn result_tool_name<'a>(views: &[Message<'a>], owner: &[Option<usize>], i: usize, id: &str) -> Option<&'a str> {
+    let o = owner[i]?;
+    views[o].calls.iter().find(|c| c.id == id).map(|c| c.name)
+}
+
+/// One timeline line: texts, tool calls and tool results (with their output).
+fn preview(views: &[Message<'_>], owner: &[Option<usize>], i: usize) -> String {
+    let m = &views[i];
+    let mut parts: Vec<String> = m
+        .texts
+        .iter()
+        .filter(|t| !t.trim().is_empty())
+        .map(|t| one_line(t, PREVIEW_BYTES))
+        .collect();
+    for c in &m.calls {
+        parts.push(format!("tool_use {}", describe_call(c)));
+    }
+    for r in &m.results {
+        let name = result_tool_name(views, owner, i, r.id).or(r.name).unwrap_or("unknown");
+        let error = if r.is_error { "error " } else { "" };
+        parts.push(format!("tool_result {name}: {error}{}", one_line(&r.text, PREVIEW_BYTES)));
+    }
+    if parts.is_empty() {
+        "(empty)".into()
+    } else {
+        one_line(&parts.join(" | "), PREVIEW_BYTES)
+    }
+}

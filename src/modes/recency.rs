@@ -1,0 +1,156 @@
+//! `recency_preserving`: head verbatim + one marker with a digest of the elided
+//! middle + tail verbatim by token budget; bulky old tool outputs pruned; tool
+//! pairs repaired. Zero LLM calls.
+
+use std::collections::BTreeSet;
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::formats::ResultsPlacement;
+use crate::message::{Message, Role};
+use crate::modes::Outcome;
+use crate::options::Options;
+use crate::pairs::repair;
+use crate::plan::{Plan, Step, Synthetic};
+use crate::prune::edits_for;
+use crate::text::{collect_paths, is_synthetic, list, mentions_pending_work, one_line, MARKER_PREFIX};
+use crate::window::{align_back, owners, suffix_within, window, Window};
+
+/// Plans the recency-preserving compaction of `views`.
+pub fn plan(views: &[Message<'_>], options: &Options, placement: ResultsPlacement) -> Result<Outcome> {
+    let w = window(views, options);
+    let owner = owners(views);
+    let n = views.len();
+    let (steps, protected_from) = if w.covers_all() {
+        // Only pruning can help: protect what fits the tail budget (at least the
+        // newest tool group), prune older tool outputs in place.
+        let fits = suffix_within(views, 0, options.tail_budget(), 0);
+        let protected = align_back(views, fits, 0);
+        ((0..n).map(Step::keep).collect::<Plan>(), protected)
+    } else {
+        let mut steps: Plan = (0..w.head_end).map(Step::keep).collect();
+        steps.push(Step::Insert(Synthetic::Marker(marker(views, &w, options))));
+        steps.extend((w.tail_start..n).map(Step::keep));
+        let protected = steps.len().saturating_sub(w.tail_min * 3);
+        (steps, protected)
+    };
+    let mut pruned = 0;
+    let steps: Plan = steps
+        .into_iter()
+        .enumerate()
+        .map(|(pos, step)| match step {
+            Step::Keep { index, .. } if pos < protected_from => {
+                let edits = edits_for(views, &owner, index, options.tool_prune_char_threshold);
+                pruned += edits.len();
+                Step::Keep { index, edits }
+            }
+            other => other,
+        })
+        .collect();
+    if w.covers_all() && pruned == 0 {
+        return Err(Error::new(
+            ErrorKind::TooSmallToCompact,
+            format!(
+                "history has {n} message{} and protect_head={} plus the tail (protect_tail_min={}, tail budget {} tokens) already cover all of it, and no older tool output exceeds tool_prune_char_threshold={} bytes; lower protect_head, protect_tail_min, tail_budget_ratio or context_window, or use mode \"deterministic\"",
+                if n == 1 { "" } else { "s" },
+                options.protect_head,
+                options.protect_tail_min,
+                options.tail_budget(),
+                options.tool_prune_char_threshold
+            ),
+        ));
+    }
+    Ok(Outcome {
+        plan: repair(steps, views, placement),
+        summary: None,
+    })
+}
+
+/// The marker: a correct count line plus a bounded digest of the elided middle.
+fn marker(views: &[Message<'_>], w: &Window, options: &Options) -> String {
+    let middle = &views[w.head_end..w.tail_start];
+    let count = |r: Role| middle.iter().filter(|m| m.role == r).count();
+    let others = middle.len() - count(Role::User) - count(Role::Assistant) - count(Role::Tool);
+    let total = middle.len();
+    let mut text = format!(
+        "{MARKER_PREFIX}{total} earlier message{} {} elided to save context space ({} user, {} assistant, {} tool{}). Recent messages are preserved verbatim below.",
+        if total == 1 { "" } else { "s" },
+        if total == 1 { "was" } else { "were" },
+        count(Role::User),
+        count(Role::Assistant),
+        count(Role::Tool),
+        if others > 0 { format!(", {others} other") } else { String::new() },
+    );
+    let digest = digest(middle, digest_bytes(options));
+    if !digest.is_empty() {
+        text.push_str("\n\nDigest of the elided messages:\n");
+        text.push_str(&digest.join("\n"));
+    }
+    text
+}
+
+/// Digest size: about 5% of the tail budget (4 bytes a token), within [600, 6000] bytes.
+fn digest_bytes(options: &Options) -> usize {
+    let five_percent = options.tail_budget() as usize / 20 * 4;
+    five_percent.clamp(600, 6000)
+}
+
+/// Digest lines in priority order, cut to `max_bytes`: the latest user request is
+/// always there (shortened if need be), then tools, files, pending work, earlier requests.
+fn digest(middle: &[Message<'_>], max_bytes: usize) -> Vec<String> {
+    let requests: Vec<&str> = middle
+        .iter()
+        .filter(|m| m.role == Role::User)
+        .filter_map(|m| m.first_text())
+        .filter(|t| !is_synthetic(t))
+        .collect();
+    let mut tools = BTreeSet::new();
+    let mut files = BTreeSet::new();
+    for m in middle {
+        for c in &m.calls {
+            tools.insert(c.name);
+            collect_paths(&c.args.text(), &mut files);
+        }
+        if let Some(t) = m.first_text() {
+            collect_paths(t, &mut files);
+        }
+    }
+    let pending: Vec<&str> = middle
+        .iter()
+        .rev()
+        .filter(|m| matches!(m.role, Role::User | Role::Assistant))
+        .filter_map(|m| m.first_text())
+        .filter(|t| !is_synthetic(t) && mentions_pending_work(t))
+        .take(3)
+        .collect();
+
+    let mut lines = Vec::new();
+    let mut used = 0;
+    if let Some(latest) = requests.last() {
+        let line = format!("- Latest user request: {}", one_line(latest, max_bytes / 2));
+        used += line.len() + 1;
+        lines.push(line);
+    }
+    let mut candidates = Vec::new();
+    if !tools.is_empty() {
+        candidates.push(format!("- Tools used: {}.", list(&tools, 20)));
+    }
+    if !files.is_empty() {
+        candidates.push(format!("- Key files: {}.", list(&files, 12)));
+    }
+    candidates.extend(pending.iter().rev().map(|t| format!("- Pending work: {}", one_line(t, 200))));
+    let earlier = requests.len().saturating_sub(1);
+    candidates.extend(
+        requests[earlier.saturating_sub(3)..earlier]
+            .iter()
+            .rev()
+            .map(|t| format!("- Earlier user request: {}", one_line(t, 200))),
+    );
+    for line in candidates {
+        if used + line.len() + 1 > max_bytes {
+            continue;
+        }
+        used += line.len() + 1;
+        lines.push(line);
+    }
+    lines
+}

@@ -1,0 +1,493 @@
+//! Options: defaults, validation, clamping with honest warnings, from TOML
+//! (`[chat.compaction]` of a moltis.toml, or a bare table) or from a JSON object
+//! (camelCase or snake_case keys).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::formats::Format;
+use crate::tokens::Profile;
+
+/// The compaction strategy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    /// Leading system messages + one bounded, structured summary. No LLM.
+    #[default]
+    Deterministic,
+    /// Head + marker with a digest + tail by token budget. No LLM.
+    RecencyPreserving,
+    /// Head + LLM summary in a fixed template + tail.
+    Structured,
+    /// Leading system messages + one LLM summary.
+    LlmReplace,
+}
+
+impl Mode {
+    /// The config spelling (`recency_preserving`).
+    pub fn key(self) -> &'static str {
+        match self {
+            Mode::Deterministic => "deterministic",
+            Mode::RecencyPreserving => "recency_preserving",
+            Mode::Structured => "structured",
+            Mode::LlmReplace => "llm_replace",
+        }
+    }
+
+    /// The human label used in notices (`Recency preserving`).
+    pub fn label(self) -> &'static str {
+        match self {
+            Mode::Deterministic => "Deterministic",
+            Mode::RecencyPreserving => "Recency preserving",
+            Mode::Structured => "Structured",
+            Mode::LlmReplace => "LLM replace",
+        }
+    }
+
+    /// Parses a mode name, accepting Moltis's documented hyphenated aliases.
+    pub fn from_name(name: &str) -> Option<Mode> {
+        match name {
+            "deterministic" => Some(Mode::Deterministic),
+            "recency_preserving" | "recency-preserving" => Some(Mode::RecencyPreserving),
+            "structured" => Some(Mode::Structured),
+            "llm_replace" | "llm-replace" => Some(Mode::LlmReplace),
+            _ => None,
+        }
+    }
+}
+
+/// Effective options (after defaults and clamping).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Options {
+    /// The compaction strategy.
+    pub mode: Mode,
+    /// Auto-compact trigger and tail-budget multiplier, in [0.1, 0.95].
+    pub threshold_percent: f64,
+    /// Head messages kept verbatim.
+    pub protect_head: usize,
+    /// Minimum tail messages kept verbatim.
+    pub protect_tail_min: usize,
+    /// Tail budget as a fraction of `context_window × threshold_percent`, in [0.05, 0.80].
+    pub tail_budget_ratio: f64,
+    /// Tool outputs longer than this (UTF-8 bytes) outside the protected tail become placeholders.
+    pub tool_prune_char_threshold: usize,
+    /// Model passed to the summarizer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary_model: Option<String>,
+    /// Token limit passed to the summarizer.
+    pub max_summary_tokens: u64,
+    /// Include the settings hint in the notice.
+    pub show_settings_hint: bool,
+    /// The model's context window in tokens.
+    pub context_window: u64,
+    /// Cap on each tool output in the summarizer input (bytes).
+    pub max_tool_result_bytes: usize,
+    /// Force the message format instead of detecting it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub format: Option<Format>,
+    /// Which tokenizer the estimator imitates.
+    pub tokenizer: Profile,
+    /// `created_at` (ms) for synthesized Moltis messages.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub now: Option<i64>,
+    /// Random instead of content-derived ids for synthesized messages.
+    pub random_ids: bool,
+    /// Unknown keys are errors instead of warnings.
+    pub strict: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            mode: Mode::Deterministic,
+            threshold_percent: 0.95,
+            protect_head: 3,
+            protect_tail_min: 20,
+            tail_budget_ratio: 0.20,
+            tool_prune_char_threshold: 200,
+            summary_model: None,
+            max_summary_tokens: 4096,
+            show_settings_hint: true,
+            context_window: 200_000,
+            max_tool_result_bytes: 50_000,
+            format: None,
+            tokenizer: Profile::O200k,
+            now: None,
+            random_ids: false,
+            strict: false,
+        }
+    }
+}
+
+/// Rounds half away from zero after removing binary noise (150 × 0.95 × 0.2 = 28.5 → 29).
+fn round_tokens(x: f64) -> u64 {
+    ((x * 1e9).round() / 1e9).round().max(0.0) as u64
+}
+
+impl Options {
+    /// Tokens of verbatim tail: `max(1, round(context_window × threshold × ratio))`.
+    pub fn tail_budget(&self) -> u64 {
+        round_tokens(self.context_window as f64 * self.threshold_percent * self.tail_budget_ratio)
+            .max(1)
+    }
+
+    /// The auto-compact trigger: `max(1, round(context_window × threshold))`.
+    pub fn trigger_tokens(&self) -> u64 {
+        round_tokens(self.context_window as f64 * self.threshold_percent).max(1)
+    }
+}
+
+/// A non-fatal remark about the input or options, returned in results.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Warning {
+    /// Stable code: `CLAMPED`, `UNKNOWN_OPTION`, `IGNORED_OPTION`.
+    pub code: &'static str,
+    /// What happened and what value is used.
+    pub message: String,
+}
+
+/// Options together with the warnings validation produced.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Configured {
+    /// The effective options.
+    pub options: Options,
+    /// Clamps, unknown keys and the like.
+    pub warnings: Vec<Warning>,
+}
+
+/// A scalar as it came from TOML or JSON, before validation.
+enum Raw {
+    Str(String),
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    Other(&'static str),
+}
+
+impl Raw {
+    fn type_name(&self) -> &'static str {
+        match self {
+            Raw::Str(_) => "a string",
+            Raw::Int(_) | Raw::Float(_) => "a number",
+            Raw::Bool(_) => "a boolean",
+            Raw::Other(t) => t,
+        }
+    }
+}
+
+struct Entry {
+    key: String,
+    value: Raw,
+    /// `(line, column)`, 1-based, for TOML input.
+    location: Option<(usize, usize)>,
+}
+
+/// Keys handled by the JS layer (functions, signals): known, not validated here.
+const JS_ONLY_KEYS: &[&str] = &["summarize", "count_tokens", "signal", "timeout_ms"];
+
+/// camelCase → snake_case (`protectHead` → `protect_head`).
+fn snake_case(key: &str) -> String {
+    let mut s = String::with_capacity(key.len() + 4);
+    for c in key.chars() {
+        if c.is_ascii_uppercase() {
+            s.push('_');
+            s.push(c.to_ascii_lowercase());
+        } else {
+            s.push(c);
+        }
+    }
+    s
+}
+
+impl Entry {
+    fn here(&self) -> String {
+        match self.location {
+            Some((l, c)) => format!(" (line {l}, column {c})"),
+            None => String::new(),
+        }
+    }
+
+    fn wrong_type(&self, expected: &str) -> Error {
+        Error::config(format!(
+            "{}: expected {expected}, got {}{}",
+            self.key,
+            self.value.type_name(),
+            self.here()
+        ))
+    }
+
+    fn string(&self) -> Result<&str> {
+        match &self.value {
+            Raw::Str(s) => Ok(s),
+            _ => Err(self.wrong_type("a string")),
+        }
+    }
+
+    fn boolean(&self) -> Result<bool> {
+        match self.value {
+            Raw::Bool(b) => Ok(b),
+            _ => Err(self.wrong_type("a boolean (true or false)")),
+        }
+    }
+
+    fn number(&self) -> Result<f64> {
+        match self.value {
+            Raw::Int(i) => Ok(i as f64),
+            Raw::Float(f) if f.is_finite() => Ok(f),
+            Raw::Float(_) => Err(Error::config(format!(
+                "{}: expected a finite number{}",
+                self.key,
+                self.here()
+            ))),
+            _ => Err(self.wrong_type("a number")),
+        }
+    }
+
+    fn integer(&self) -> Result<u64> {
+        let bad = |what: String| {
+            Error::config(format!(
+                "{}: expected a non-negative integer, got {what}{}",
+                self.key,
+                self.here()
+            ))
+        };
+        match self.value {
+            Raw::Int(i) if i >= 0 => Ok(i as u64),
+            Raw::Int(i) => Err(bad(i.to_string())),
+            Raw::Float(f) if f.fract() == 0.0 && (0.0..9.0e15).contains(&f) => Ok(f as u64),
+            Raw::Float(f) => Err(bad(f.to_string())),
+            _ => Err(self.wrong_type("a non-negative integer")),
+        }
+    }
+}
+
+fn clamp(
+    entry: &Entry,
+    value: f64,
+    lo: f64,
+    hi: f64,
+    warnings: &mut Vec<Warning>,
+) -> f64 {
+    let used = value.clamp(lo, hi);
+    if used != value {
+        let side = if value < lo { "below the minimum" } else { "above the maximum" };
+        warnings.push(Warning {
+            code: "CLAMPED",
+            message: format!(
+                "{} = {value} is {side} of the range [{lo}, {hi}]; using {used}{}",
+                entry.key,
+                entry.here()
+            ),
+        });
+    }
+    used
+}
+
+fn validate(entries: Vec<Entry>) -> Result<Configured> {
+    let mut o = Options::default();
+    let mut warnings = Vec::new();
+    o.strict = match entries.iter().find(|e| e.key == "strict") {
+        Some(e) => e.boolean()?,
+        None => false,
+    };
+    for e in &entries {
+        match e.key.as_str() {
+            "mode" => {
+                let name = e.string()?;
+                o.mode = Mode::from_name(name).ok_or_else(|| {
+                    Error::config(format!(
+                        "mode: unknown mode {name:?}{}; expected one of \"deterministic\", \"recency_preserving\", \"structured\", \"llm_replace\"",
+                        e.here()
+                    ))
+                })?;
+            }
+            "threshold_percent" => {
+                o.threshold_percent = clamp(e, e.number()?, 0.1, 0.95, &mut warnings)
+            }
+            "tail_budget_ratio" => {
+                o.tail_budget_ratio = clamp(e, e.number()?, 0.05, 0.80, &mut warnings)
+            }
+            "protect_head" => o.protect_head = to_usize(e.integer()?),
+            "protect_tail_min" => o.protect_tail_min = to_usize(e.integer()?),
+            "tool_prune_char_threshold" => o.tool_prune_char_threshold = to_usize(e.integer()?),
+            "max_tool_result_bytes" => o.max_tool_result_bytes = to_usize(e.integer()?),
+            "max_summary_tokens" => o.max_summary_tokens = e.integer()?,
+            "context_window" => o.context_window = e.integer()?,
+            "summary_model" => o.summary_model = Some(e.string()?.to_string()),
+            "show_settings_hint" => o.show_settings_hint = e.boolean()?,
+            "random_ids" => o.random_ids = e.boolean()?,
+            "strict" => {}
+            "now" => {
+                o.now = Some(match e.value {
+                    Raw::Int(i) => i,
+                    Raw::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => f as i64,
+                    _ => return Err(e.wrong_type("an integer timestamp in milliseconds")),
+                })
+            }
+            "format" => {
+                let name = e.string()?;
+                o.format = match name {
+                    "auto" => None,
+                    _ => Some(Format::from_name(name).ok_or_else(|| {
+                        Error::config(format!(
+                            "format: unknown format {name:?}{}; expected \"auto\", \"openai\", \"anthropic\" or \"moltis\"",
+                            e.here()
+                        ))
+                    })?),
+                }
+            }
+            "tokenizer" => {
+                let name = e.string()?;
+                o.tokenizer = Profile::from_name(name).ok_or_else(|| {
+                    Error::config(format!(
+                        "tokenizer: unknown tokenizer {name:?}{}; expected \"o200k\", \"cl100k\" or \"claude\"",
+                        e.here()
+                    ))
+                })?;
+            }
+            k if JS_ONLY_KEYS.contains(&k) => {}
+            k => {
+                let message = format!("unknown option {k:?}{} ignored", e.here());
+                if o.strict {
+                    return Err(Error::config(format!(
+                        "{message} (strict mode rejects unknown options)"
+                    )));
+                }
+                warnings.push(Warning {
+                    code: "UNKNOWN_OPTION",
+                    message,
+                });
+            }
+        }
+    }
+    Ok(Configured {
+        options: o,
+        warnings,
+    })
+}
+
+fn to_usize(v: u64) -> usize {
+    usize::try_from(v).unwrap_or(usize::MAX)
+}
+
+/// Options from a JSON object (camelCase or snake_case keys). `null` and
+/// missing keys take the default.
+pub fn from_json(value: &Value) -> Result<Configured> {
+    let obj = match value {
+        Value::Null => return validate(Vec::new()),
+        Value::Object(o) => o,
+        other => {
+            return Err(Error::config(format!(
+                "options: expected an object, got {}",
+                crate::formats::type_name(other)
+            )))
+        }
+    };
+    let entries = obj
+        .iter()
+        .filter(|(_, v)| !v.is_null())
+        .map(|(k, v)| Entry {
+            key: snake_case(k),
+            value: match v {
+                Value::String(s) => Raw::Str(s.clone()),
+                Value::Bool(b) => Raw::Bool(*b),
+                Value::Number(n) => match n.as_i64() {
+                    Some(i) => Raw::Int(i),
+                    None => Raw::Float(n.as_f64().unwrap_or(f64::NAN)),
+                },
+                other => Raw::Other(crate::formats::type_name(other)),
+            },
+            location: None,
+        })
+        .collect();
+    validate(entries)
+}
+
+/// Options from a TOML document: the `[chat.compaction]` table of a moltis.toml
+/// (a document with a `chat` table), or a document whose top level is that table.
+pub fn from_toml(text: &str) -> Result<Configured> {
+    type Table = BTreeMap<String, toml::Spanned<toml::Value>>;
+    #[derive(serde::Deserialize)]
+    struct Chat {
+        #[serde(default)]
+        compaction: Table,
+    }
+    #[derive(serde::Deserialize)]
+    struct Moltis {
+        chat: Chat,
+    }
+    let parse_err = |e: toml::de::Error| {
+        let at = e
+            .span()
+            .map(|s| {
+                let (l, c) = line_col(text, s.start);
+                format!(" (line {l}, column {c})")
+            })
+            .unwrap_or_default();
+        Error::config(format!("invalid TOML{at}: {}", e.message().trim()))
+    };
+    let top: Table = toml::from_str(text).map_err(parse_err)?;
+    let table = if top.get("chat").is_some_and(|c| c.get_ref().is_table()) {
+        toml::from_str::<Moltis>(text).map_err(parse_err)?.chat.compaction
+    } else {
+        top
+    };
+    let entries = table
+        .into_iter()
+        .map(|(key, spanned)| {
+            let location = Some(line_col(text, spanned.span().start));
+            let value = match spanned.into_inner() {
+                toml::Value::String(s) => Raw::Str(s),
+                toml::Value::Integer(i) => Raw::Int(i),
+                toml::Value::Float(f) => Raw::Float(f),
+                toml::Value::Boolean(b) => Raw::Bool(b),
+                toml::Value::Datetime(_) => Raw::Other("a datetime"),
+                toml::Value::Array(_) => Raw::Other("an array"),
+                toml::Value::Table(_) => Raw::Other("a table"),
+            };
+            Entry {
+                key: snake_case(&key),
+                value,
+                location,
+            }
+        })
+        .collect();
+    validate(entries)
+}
+
+/// 1-based line and column (in characters) of byte `offset` in `text`.
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = text.get(..offset.min(text.len())).unwrap_or(text);
+    let line = before.matches('\n').count() + 1;
+    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, col)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tail_budget_math_matches_moltis() {
+        let mut o = Options::default();
+        for (cw, want) in [(200_000, 38_000), (150, 29), (200, 38), (0, 1)] {
+            o.context_window = cw;
+            assert_eq!(o.tail_budget(), want, "window {cw}");
+        }
+    }
+
+    #[test]
+    fn camel_case_keys_become_snake_case() {
+        assert_eq!(snake_case("protectTailMin"), "protect_tail_min");
+        assert_eq!(snake_case("protect_head"), "protect_head");
+    }
+
+    #[test]
+    fn line_col_counts_from_one() {
+        assert_eq!(line_col("a\nbc = 1", 3), (2, 2));
+    }
+}

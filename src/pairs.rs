@@ -1,0 +1,97 @@
+//! Tool-pair repair (SPEC §5): after head and tail are chosen, every kept tool
+//! result must directly follow its call, and every kept call must have a result.
+//!
+//! Pairing is positional, as providers check it: a result belongs to the nearest
+//! earlier assistant message with calls, with only result-carrying messages in
+//! between (Anthropic: only the one user message right after). Ids may repeat
+//! across turns (real histories reuse them), so matching by id alone would be wrong.
+
+use std::collections::HashSet;
+
+use crate::formats::ResultsPlacement;
+use crate::message::Message;
+use crate::plan::{Edit, Plan, Step, Synthetic};
+
+/// The assistant whose calls are waiting for results.
+struct OpenGroup<'a> {
+    calls: Vec<&'a str>,
+    answered: HashSet<&'a str>,
+    /// Output position of the first kept message that carries its results.
+    first_results: Option<usize>,
+}
+
+/// Drops orphan results and adds stubs for unanswered calls.
+pub fn repair(plan: Plan, views: &[Message<'_>], placement: ResultsPlacement) -> Plan {
+    let mut out: Plan = Vec::with_capacity(plan.len() + 4);
+    let mut group: Option<OpenGroup> = None;
+    for step in plan {
+        let index = match &step {
+            Step::Keep { index, .. } => Some(*index),
+            Step::Insert(_) => None,
+        };
+        let view = index.map(|i| &views[i]);
+        if let (Some(m), Step::Keep { index, mut edits }) = (view.filter(|m| m.has_results()), step.clone()) {
+            let accepts = group.as_ref().is_some_and(|g| {
+                placement == ResultsPlacement::FollowingMessages || g.first_results.is_none()
+            });
+            let mut orphans = Vec::new();
+            for (k, r) in m.results.iter().enumerate() {
+                let matched = accepts
+                    && group
+                        .as_mut()
+                        .is_some_and(|g| g.calls.contains(&r.id) && g.answered.insert(r.id));
+                if !matched {
+                    orphans.push(k);
+                }
+            }
+            let nothing_else = m.texts.is_empty() && m.images == 0 && m.opaque_bytes == 0 && m.calls.is_empty();
+            if orphans.len() == m.results.len() && nothing_else {
+                continue; // the whole message was an orphan result
+            }
+            if !orphans.is_empty() {
+                edits.push(Edit::DropResults(orphans.clone()));
+            }
+            if let Some(g) = group.as_mut() {
+                if orphans.len() < m.results.len() && g.first_results.is_none() {
+                    g.first_results = Some(out.len());
+                }
+            }
+            out.push(Step::Keep { index, edits });
+            continue;
+        }
+        close(group.take(), &mut out, placement);
+        if let Some(m) = view.filter(|m| !m.calls.is_empty()) {
+            group = Some(OpenGroup {
+                calls: m.calls.iter().map(|c| c.id).collect(),
+                answered: HashSet::new(),
+                first_results: None,
+            });
+        }
+        out.push(step);
+    }
+    close(group, &mut out, placement);
+    out
+}
+
+/// Adds stubs for the calls of `group` that got no result.
+fn close(group: Option<OpenGroup<'_>>, out: &mut Plan, placement: ResultsPlacement) {
+    let Some(g) = group else { return };
+    let mut seen = HashSet::new();
+    let missing: Vec<String> = g
+        .calls
+        .iter()
+        .filter(|id| !g.answered.contains(*id) && seen.insert(**id))
+        .map(|id| id.to_string())
+        .collect();
+    if missing.is_empty() {
+        return;
+    }
+    match (placement, g.first_results) {
+        (ResultsPlacement::NextUserMessage, Some(p)) => {
+            if let Step::Keep { edits, .. } = &mut out[p] {
+                edits.push(Edit::AddStubs(missing));
+            }
+        }
+        _ => out.push(Step::Insert(Synthetic::Stubs(missing))),
+    }
+}

@@ -1,0 +1,73 @@
+//! The plan a mode produces: which input messages to keep (possibly edited) and
+//! what to insert. Format adapters render it; the modes never touch JSON.
+
+use serde_json::Value;
+
+/// First line of a placeholder that replaces a bulky old tool output.
+pub const PLACEHOLDER: &str = "[Old tool output cleared to save context space]";
+
+/// Text of a stub result for a call whose real result was compacted away.
+pub const STUB_TEXT: &str = "[Result from earlier conversation — see context summary above]";
+
+/// One step of the output history.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Step {
+    /// Copy input message `index`, applying `edits` (none: verbatim).
+    Keep {
+        /// Index into the input messages.
+        index: usize,
+        /// Changes to apply to the copy, in order.
+        edits: Vec<Edit>,
+    },
+    /// A message the library writes.
+    Insert(Synthetic),
+}
+
+impl Step {
+    /// A verbatim copy of input message `index`.
+    pub fn keep(index: usize) -> Step {
+        Step::Keep {
+            index,
+            edits: Vec::new(),
+        }
+    }
+}
+
+/// A change to a kept message, addressed through its view (result / call number).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Edit {
+    /// Replace the output of the message's `result`-th tool result with `placeholder`.
+    ClearOutput {
+        /// Which tool result of the message.
+        result: usize,
+        /// The text that replaces the output.
+        placeholder: String,
+    },
+    /// Replace the arguments of the message's `call`-th tool call (still valid JSON).
+    ShortenArgs {
+        /// Which tool call of the message.
+        call: usize,
+        /// The shortened arguments.
+        args: Value,
+    },
+    /// Remove these tool results (orphans) from the message.
+    DropResults(Vec<usize>),
+    /// Add stub results for these call ids to the message (Anthropic: the user
+    /// message after the `tool_use` already carrying other results).
+    AddStubs(Vec<String>),
+}
+
+/// A message the library synthesizes, built in the input's format.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Synthetic {
+    /// A `[Conversation Summary]` user message (full text).
+    Summary(String),
+    /// A `[Conversation Compacted]` user message (full text).
+    Marker(String),
+    /// Stub results for these call ids (OpenAI: one `tool` message each; Anthropic:
+    /// one user message of `tool_result` blocks).
+    Stubs(Vec<String>),
+}
+
+/// The output history as steps, in order.
+pub type Plan = Vec<Step>;

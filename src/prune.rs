@@ -1,0 +1,116 @@
+//! Tool-output pruning: bulky old tool outputs become placeholders, long tool-call
+//! arguments are shortened inside their parsed JSON (so they stay valid JSON).
+
+use serde_json::Value;
+
+use crate::message::{Call, Message};
+use crate::plan::{Edit, PLACEHOLDER};
+use crate::text::{one_line, truncate};
+
+/// String values longer than this (bytes) are shortened in old tool-call arguments.
+const LONG_ARG_STRING: usize = 120;
+/// How much of a shortened argument string is kept.
+const KEPT_ARG_PREFIX: usize = 60;
+
+/// Argument names that best identify what a call was about, in order of preference.
+const KEY_ARGS: &[&str] = &[
+    "file_path", "path", "filename", "file", "command", "cmd", "query", "pattern", "url", "name",
+];
+
+/// The edits that prune message `i`: placeholders for its tool outputs over
+/// `threshold` bytes, shortened arguments for its tool calls over `threshold`.
+pub fn edits_for(views: &[Message<'_>], owners: &[Option<usize>], i: usize, threshold: usize) -> Vec<Edit> {
+    let m = &views[i];
+    let mut edits = Vec::new();
+    for (k, r) in m.results.iter().enumerate() {
+        if r.is_placeholder || r.bytes <= threshold {
+            continue;
+        }
+        let call = owners[i].and_then(|o| views[o].calls.iter().find(|c| c.id == r.id));
+        let what = match call {
+            Some(c) => format!("Tool: {}", describe_call(c)),
+            None => format!("Tool: {}", r.name.unwrap_or("unknown")),
+        };
+        edits.push(Edit::ClearOutput {
+            result: k,
+            placeholder: format!("{PLACEHOLDER}\n{what}; original output {} bytes.", r.bytes),
+        });
+    }
+    for (k, c) in m.calls.iter().enumerate() {
+        let text = c.args.text();
+        if text.len() <= threshold {
+            continue;
+        }
+        let Some(parsed) = c.args.parsed() else {
+            continue; // not JSON: kept verbatim rather than broken
+        };
+        let short = shorten_strings(&parsed);
+        if short.to_string().len() < text.len() {
+            edits.push(Edit::ShortenArgs { call: k, args: short });
+        }
+    }
+    edits
+}
+
+/// `Read(file_path: src/main.rs)`: the tool's name and its most telling argument.
+pub fn describe_call(call: &Call<'_>) -> String {
+    let parsed = call.args.parsed();
+    let key = parsed.as_deref().and_then(|v| {
+        let obj = v.as_object()?;
+        KEY_ARGS
+            .iter()
+            .find_map(|k| obj.get(*k).and_then(Value::as_str).map(|s| (*k, s)))
+            .or_else(|| obj.iter().find_map(|(k, v)| v.as_str().map(|s| (k.as_str(), s))))
+    });
+    match key {
+        Some((k, v)) => format!("{}({k}: {})", call.name, one_line(v, 80)),
+        None => call.name.to_string(),
+    }
+}
+
+/// A copy of `v` with every long string value cut short (keys and structure kept).
+fn shorten_strings(v: &Value) -> Value {
+    match v {
+        Value::String(s) if s.len() > LONG_ARG_STRING => Value::String(format!(
+            "{} [{} bytes cleared to save context space]",
+            truncate(s, KEPT_ARG_PREFIX),
+            s.len()
+        )),
+        Value::Array(a) => Value::Array(a.iter().map(shorten_strings).collect()),
+        Value::Object(o) => Value::Object(
+            o.iter()
+                .map(|(k, v)| (k.clone(), shorten_strings(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::Args;
+    use serde_json::json;
+
+    #[test]
+    fn shortened_arguments_stay_valid_json_with_the_same_keys() {
+        let long = "x".repeat(500);
+        let v = json!({"file_path": "a/b.rs", "new_string": long, "n": [1, {"s": long}]});
+        let s = shorten_strings(&v);
+        assert_eq!(s["file_path"], "a/b.rs");
+        assert!(s["new_string"].as_str().unwrap().len() < 120);
+        assert_eq!(s["n"][0], 1);
+        let text = s.to_string();
+        assert!(serde_json::from_str::<Value>(&text).is_ok());
+    }
+
+    #[test]
+    fn call_description_prefers_the_path() {
+        let c = Call {
+            id: "1",
+            name: "Read",
+            args: Args::Text(r#"{"limit": "10", "file_path": "src/x.rs"}"#),
+        };
+        assert_eq!(describe_call(&c), "Read(file_path: src/x.rs)");
+    }
+}

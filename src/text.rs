@@ -1,0 +1,171 @@
+//! Small text helpers shared by the summary, the digest and the placeholders:
+//! byte-bounded truncation, key-file extraction, pending-work keywords.
+
+use std::collections::BTreeSet;
+
+/// Prefix of a summary message; lets a later compaction find it.
+pub const SUMMARY_PREFIX: &str = "[Conversation Summary]\n\n";
+/// Prefix of a recency marker message.
+pub const MARKER_PREFIX: &str = "[Conversation Compacted]\n\n";
+
+/// Whether `text` is a summary or marker the library wrote.
+pub fn is_synthetic(text: &str) -> bool {
+    text.starts_with(SUMMARY_PREFIX.trim_end()) || text.starts_with(MARKER_PREFIX.trim_end())
+}
+
+/// Cuts `s` to at most `max` UTF-8 bytes on a character boundary, ending with `…`
+/// when something was cut.
+pub fn truncate(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let mut end = max.saturating_sub('…'.len_utf8());
+    while end > 0 && !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+/// Collapses every whitespace run (newlines included) to one space and trims,
+/// reading at most about `max` bytes of `s` so huge texts cost nothing.
+pub fn one_line(s: &str, max: usize) -> String {
+    let mut out = String::with_capacity(max.min(s.len()) + 4);
+    let mut pending_space = false;
+    for c in s.chars() {
+        if c.is_whitespace() {
+            pending_space = !out.is_empty();
+            continue;
+        }
+        if pending_space {
+            out.push(' ');
+            pending_space = false;
+        }
+        out.push(c);
+        if out.len() > max {
+            break;
+        }
+    }
+    truncate(&out, max)
+}
+
+/// File extensions that mark a token as a source path.
+const SOURCE_EXTENSIONS: &[&str] = &[
+    "rs", "ts", "tsx", "js", "jsx", "mjs", "cjs", "json", "jsonc", "md", "py", "toml", "yaml",
+    "yml", "go", "css", "scss", "html", "sql", "sh", "cfg", "ini", "c", "h", "cc", "cpp", "hpp",
+    "java", "kt", "rb", "php", "swift", "cs", "vue", "svelte", "txt", "xml", "lock",
+];
+
+/// Adds to `out` every path-like token of `text`: it contains `/` and ends in a
+/// known source extension (`src/main.rs`, `./a/b.py:12` → `./a/b.py`).
+pub fn collect_paths(text: &str, out: &mut BTreeSet<String>) {
+    let separators = |c: char| {
+        c.is_whitespace() || matches!(c, '"' | '\'' | '`' | '(' | ')' | '[' | ']' | '{' | '}' | '<' | '>' | ',' | ';' | '=')
+    };
+    for raw in text.split(separators) {
+        if !raw.contains('/') || raw.len() > 300 {
+            continue;
+        }
+        let token = raw
+            .trim_end_matches(['.', ':', '*', '!', '?'])
+            .trim_start_matches(['*', ':']);
+        // `path.rs:12` or `path.rs:12:5` → `path.rs`
+        let token = token
+            .split_once(':')
+            .filter(|(_, rest)| rest.split(':').all(|p| p.chars().all(|c| c.is_ascii_digit())))
+            .map_or(token, |(p, _)| p);
+        let Some(file) = token.rsplit('/').next() else {
+            continue;
+        };
+        let Some((stem, ext)) = file.rsplit_once('.') else {
+            continue;
+        };
+        if !stem.is_empty()
+            && SOURCE_EXTENSIONS
+                .iter()
+                .any(|e| e.eq_ignore_ascii_case(ext))
+            && !token.contains("://")
+        {
+            out.insert(token.to_string());
+        }
+    }
+}
+
+/// Keywords that mark pending work, matched as whole words.
+const PENDING_WORDS: &[&str] = &["todo", "next", "pending", "follow up", "follow-up", "remaining"];
+
+/// Whether `text` mentions pending work (`TODO`, `next`, `follow up` …) as a word:
+/// `nextjs` and `Next.js` do not count.
+pub fn mentions_pending_work(text: &str) -> bool {
+    let lower = text.to_ascii_lowercase();
+    let bytes = lower.as_bytes();
+    let word_char = |i: usize| -> bool {
+        bytes.get(i).is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_')
+    };
+    // A dot followed by a letter joins words (`next.js`).
+    let joined_by_dot = |dot: usize, letter: usize| {
+        bytes.get(dot) == Some(&b'.') && bytes.get(letter).is_some_and(u8::is_ascii_alphabetic)
+    };
+    PENDING_WORDS.iter().any(|w| {
+        lower.match_indices(w).any(|(start, _)| {
+            let end = start + w.len();
+            let before_ok = start == 0
+                || (!word_char(start - 1) && !(start >= 2 && joined_by_dot(start - 1, start - 2)));
+            let after_ok = !word_char(end) && !joined_by_dot(end, end + 1);
+            before_ok && after_ok
+        })
+    })
+}
+
+/// Joins at most `max` items with ", " and says how many more there were.
+pub fn list(items: impl IntoIterator<Item = impl AsRef<str>>, max: usize) -> String {
+    let mut out = String::new();
+    let mut n = 0;
+    for item in items {
+        if n < max {
+            if n > 0 {
+                out.push_str(", ");
+            }
+            out.push_str(item.as_ref());
+        }
+        n += 1;
+    }
+    if n > max {
+        out.push_str(&format!(" (+{} more)", n - max));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn truncate_respects_bytes_and_char_boundaries() {
+        assert_eq!(truncate("hello", 10), "hello");
+        let t = truncate(&"é".repeat(100), 11);
+        assert!(t.len() <= 11 && t.ends_with('…'));
+        let long = truncate(&"x".repeat(200), 160);
+        assert_eq!(long.len(), 160);
+    }
+
+    #[test]
+    fn pending_keywords_match_whole_words_only() {
+        assert!(mentions_pending_work("Next: update the tests"));
+        assert!(mentions_pending_work("TODO fix this"));
+        assert!(mentions_pending_work("we should follow up later"));
+        assert!(!mentions_pending_work("migrate to nextjs"));
+        assert!(!mentions_pending_work("a Next.js app"));
+        assert!(!mentions_pending_work("the todos_table"));
+    }
+
+    #[test]
+    fn paths_need_a_slash_and_a_known_extension() {
+        let mut s = BTreeSet::new();
+        collect_paths(
+            r#"see crates/chat/src/compaction.rs and src/main.rs. {"file_path":"./a/b.py:12"} README.md https://x.io/a.js notes/x.bin"#,
+            &mut s,
+        );
+        let got: Vec<_> = s.into_iter().collect();
+        assert_eq!(got, ["./a/b.py", "crates/chat/src/compaction.rs", "src/main.rs"]);
+    }
+}

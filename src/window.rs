@@ -1,0 +1,160 @@
+//! Head, tail and tool groups (SPEC §5): which messages stay verbatim.
+//!
+//! A tool group is an assistant message with tool calls plus the messages right
+//! after it that carry the results. Neither the head nor the tail may cut one.
+
+use crate::message::{Message, Role};
+use crate::options::Options;
+
+/// The verbatim head `[0, head_end)` and tail `[tail_start, n)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Window {
+    /// End (exclusive) of the head.
+    pub head_end: usize,
+    /// Start of the tail; `head_end >= tail_start` means nothing is left between them.
+    pub tail_start: usize,
+    /// `protect_tail_min` clamped to the messages after the head.
+    pub tail_min: usize,
+}
+
+impl Window {
+    /// Whether head and tail already cover the whole history.
+    pub fn covers_all(&self) -> bool {
+        self.head_end >= self.tail_start
+    }
+}
+
+/// Number of system messages at the start of the history.
+pub fn leading_system(views: &[Message<'_>]) -> usize {
+    views.iter().take_while(|m| m.role == Role::System).count()
+}
+
+/// Moves `start` back until it does not split a tool group, but never below `floor`.
+pub fn align_back(views: &[Message<'_>], mut start: usize, floor: usize) -> usize {
+    while start > floor && start < views.len() && views[start].has_results() {
+        start -= 1;
+    }
+    start
+}
+
+/// Walks back from the end keeping messages while they fit `budget` tokens;
+/// returns the start of that contiguous suffix (at least the last message).
+pub fn suffix_within(views: &[Message<'_>], floor: usize, budget: u64, min_count: usize) -> usize {
+    let n = views.len();
+    let mut acc = 0u64;
+    let mut start = n;
+    for idx in (floor..n).rev() {
+        let t = views[idx].tokens;
+        if acc.saturating_add(t) <= budget || n - idx <= min_count || start == n {
+            acc = acc.saturating_add(t);
+            start = idx;
+        } else {
+            break;
+        }
+    }
+    start
+}
+
+/// Computes head and tail for `views` under `options`.
+pub fn window(views: &[Message<'_>], options: &Options) -> Window {
+    let n = views.len();
+    let mut head_end = options.protect_head.min(n).max(leading_system(views));
+    // Extend the head over the results of its last assistant's calls.
+    while head_end > 0 && head_end < n && views[head_end].has_results() {
+        head_end += 1;
+    }
+    let tail_min = options.protect_tail_min.min(n - head_end);
+    let start = suffix_within(views, head_end, options.tail_budget(), tail_min);
+    let tail_start = align_back(views, start, head_end);
+    Window {
+        head_end,
+        tail_start,
+        tail_min,
+    }
+}
+
+/// For each message that carries results, the index of the assistant message whose
+/// calls it answers (the nearest earlier message that carries no results, if that
+/// is an assistant with calls).
+pub fn owners(views: &[Message<'_>]) -> Vec<Option<usize>> {
+    let mut owner = None;
+    views
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            if m.has_results() {
+                owner
+            } else {
+                owner = (m.role == Role::Assistant && !m.calls.is_empty()).then_some(i);
+                None
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::{Args, Call, ToolOutput};
+    use std::borrow::Cow;
+
+    fn msg(role: Role, tokens: u64) -> Message<'static> {
+        let mut m = Message::new(role);
+        m.tokens = tokens;
+        m
+    }
+
+    fn with_call(mut m: Message<'static>) -> Message<'static> {
+        m.calls.push(Call {
+            id: "c",
+            name: "t",
+            args: Args::Text("{}"),
+        });
+        m
+    }
+
+    fn with_result(mut m: Message<'static>) -> Message<'static> {
+        m.results
+            .push(ToolOutput::new("c", None, Cow::Borrowed("out"), false));
+        m
+    }
+
+    #[test]
+    fn head_extends_over_results_of_its_last_call() {
+        let views = vec![
+            msg(Role::User, 1),
+            with_call(msg(Role::Assistant, 1)),
+            with_result(msg(Role::Tool, 1)),
+            msg(Role::User, 1),
+            msg(Role::Assistant, 1),
+        ];
+        let o = Options {
+            protect_head: 2,
+            protect_tail_min: 1,
+            context_window: 1,
+            ..Options::default()
+        };
+        let w = window(&views, &o);
+        assert_eq!(w.head_end, 3);
+        assert_eq!(w.tail_start, 4);
+    }
+
+    #[test]
+    fn tail_moves_back_to_the_group_start_and_is_never_empty() {
+        let views = vec![
+            msg(Role::User, 1),
+            msg(Role::Assistant, 1),
+            msg(Role::User, 1),
+            with_call(msg(Role::Assistant, 1000)),
+            with_result(msg(Role::Tool, 1000)),
+        ];
+        let o = Options {
+            protect_head: 1,
+            protect_tail_min: 0,
+            context_window: 10,
+            ..Options::default()
+        };
+        let w = window(&views, &o);
+        assert_eq!(w.tail_start, 3, "tail starts at the assistant that owns the result");
+    }
+}
