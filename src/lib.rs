@@ -133,6 +133,15 @@ pub fn compact_with(input: &Value, config: &Configured, counter: &dyn TokenCount
         is_request: false,
     };
     let tokens_after = system + self::views(&out_doc, counter)?.iter().map(|v| v.tokens).sum::<u64>();
+    if o.mode == Mode::RecencyPreserving && tokens_after >= tokens_before {
+        return Err(Error::new(
+            ErrorKind::TooSmallToCompact,
+            format!(
+                "recency_preserving would not make this history smaller ({tokens_before} → {tokens_after} estimated tokens): head (protect_head={}) and tail (protect_tail_min={}) keep nearly everything; lower them, or use mode \"deterministic\"",
+                o.protect_head, o.protect_tail_min
+            ),
+        ));
+    }
     let request = doc.is_request.then(|| {
         let mut r = input.clone();
         if let Some(obj) = r.as_object_mut() {

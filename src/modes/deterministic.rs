@@ -9,7 +9,9 @@ use crate::message::{Message, Role};
 use crate::modes::Outcome;
 use crate::plan::{Step, Synthetic};
 use crate::prune::describe_call;
-use crate::text::{collect_paths, is_synthetic, mentions_pending_work, one_line, SUMMARY_PREFIX};
+use crate::text::{
+    collect_paths, is_synthetic, mentions_pending_work, one_line, truncate, SUMMARY_PREFIX,
+};
 use crate::window::{leading_system, owners};
 
 /// Opens the summary message.
@@ -131,7 +133,7 @@ fn summarize(views: &[Message<'_>], start: usize) -> (Vec<String>, Vec<String>) 
         }
     }
     if !tools.is_empty() {
-        out.push(format!("- Tools mentioned: {}.", tools.into_iter().collect::<Vec<_>>().join(", ")));
+        out.push(fitting_list("- Tools mentioned: ", tools.iter()));
     }
 
     let requests: Vec<&str> = msgs
@@ -143,7 +145,7 @@ fn summarize(views: &[Message<'_>], start: usize) -> (Vec<String>, Vec<String>) 
     if !requests.is_empty() {
         out.push("- Recent user requests:".into());
         let from = requests.len().saturating_sub(3);
-        out.extend(requests[from..].iter().map(|t| format!("  - {}", one_line(t, PREVIEW_BYTES))));
+        out.extend(requests[from..].iter().map(|t| format!("  - {}", one_line(t, 120))));
     }
 
     let mut pending: Vec<&str> = msgs
@@ -161,8 +163,7 @@ fn summarize(views: &[Message<'_>], start: usize) -> (Vec<String>, Vec<String>) 
     }
 
     if !files.is_empty() {
-        let shown: Vec<String> = files.into_iter().take(MAX_KEY_FILES).collect();
-        out.push(format!("- Key files referenced: {}.", shown.join(", ")));
+        out.push(fitting_list("- Key files referenced: ", files.iter().take(MAX_KEY_FILES)));
     }
 
     if let Some(t) = msgs
@@ -171,11 +172,21 @@ fn summarize(views: &[Message<'_>], start: usize) -> (Vec<String>, Vec<String>) 
         .filter(|m| m.role == Role::Assistant)
         .find_map(|m| m.first_text())
     {
-        out.push(format!("- Current work: {}", one_line(t, 200)));
+        out.push(format!("- Current work: {}", one_line(t, 140)));
     }
 
+    // Share what the highlights leave of the budget among the timeline entries,
+    // so the newest entries are shortened rather than dropped.
+    let entries = msgs.len().min(TIMELINE_HEAD + TIMELINE_TAIL);
+    let left = SUMMARY_BUDGET
+        .bytes
+        .saturating_sub(out.iter().map(|l| l.len() + 1).sum::<usize>() + 120);
+    let width = (left / entries.max(1)).clamp(64, PREVIEW_BYTES);
     let mut timeline = Vec::new();
-    let entry = |i: usize| format!("  - {}: {}", msgs[i].role.label(), preview(views, &owner, start + i));
+    let entry = |i: usize| {
+        let line = format!("  - {}: {}", msgs[i].role.label(), preview(views, &owner, start + i));
+        truncate(&line, width)
+    };
     if msgs.len() <= TIMELINE_HEAD + TIMELINE_TAIL {
         timeline.extend((0..msgs.len()).map(entry));
     } else {
@@ -187,6 +198,25 @@ fn summarize(views: &[Message<'_>], start: usize) -> (Vec<String>, Vec<String>) 
         timeline.extend((msgs.len() - TIMELINE_TAIL..msgs.len()).map(entry));
     }
     (out, timeline)
+}
+
+/// `prefix` + as many `items` as fit one summary line, then `(+N more)`.
+fn fitting_list<'a>(prefix: &str, items: impl Iterator<Item = impl AsRef<str> + 'a>) -> String {
+    let items: Vec<_> = items.collect();
+    let mut line = prefix.to_string();
+    for (k, item) in items.iter().enumerate() {
+        let more = items.len() - k;
+        let sep = if k == 0 { "" } else { ", " };
+        let reserve = if more > 1 { 12 } else { 1 };
+        if line.len() + sep.len() + item.as_ref().len() + reserve > SUMMARY_BUDGET.line_bytes {
+            line.push_str(&format!(" (+{more} more)."));
+            return line;
+        }
+        line.push_str(sep);
+        line.push_str(item.as_ref());
+    }
+    line.push('.');
+    line
 }
 
 /// The name of the tool whose call result `id` in message `i` answers.

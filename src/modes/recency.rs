@@ -80,7 +80,10 @@ fn marker(views: &[Message<'_>], w: &Window, options: &Options) -> String {
         count(Role::Tool),
         if others > 0 { format!(", {others} other") } else { String::new() },
     );
-    let digest = digest(middle, digest_bytes(options));
+    // Never let the digest outweigh what it replaces (about 2 bytes a token of the middle).
+    let middle_tokens: u64 = middle.iter().map(|m| m.tokens).sum();
+    let max_bytes = digest_bytes(options).min(usize::try_from(middle_tokens * 2).unwrap_or(usize::MAX));
+    let digest = digest(middle, max_bytes);
     if !digest.is_empty() {
         text.push_str("\n\nDigest of the elided messages:\n");
         text.push_str(&digest.join("\n"));
