@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Builds the npm package into pkg/: cargo → wasm-bindgen → wasm-opt → package files.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n== build: %s\n' "$*"; }
+wasm=target/wasm32-unknown-unknown/release/chat_compaction.wasm
+
+step "cargo build (wasm32, release)"
+cargo build --release --target wasm32-unknown-unknown --lib
+
+step "wasm-bindgen --target web"
+rm -rf pkg
+wasm-bindgen --target web --no-typescript --out-dir pkg --out-name chat_compaction "$wasm"
+
+step "wasm-opt -Oz"
+node node_modules/binaryen/bin/wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int \
+  --enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue \
+  pkg/chat_compaction_bg.wasm -o pkg/chat_compaction_bg.wasm
+
+step "package files"
+cp -r pkg-templates/. pkg/
+cp README.md LICENSE CHANGELOG.md pkg/
+
+step "sizes"
+node scripts/sizes.mjs

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Every test, fast checks first: format, lints, Rust tests, the wasm build, the JS suite.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+step() { printf '\n== test: %s\n' "$*"; }
+
+bash scripts/setup.sh
+
+step "cargo fmt --check"
+cargo fmt --check
+
+step "core modules do not import wasm-bindgen"
+if grep -rlE 'wasm_bindgen|js_sys' src | grep -v '^src/wasm/'; then
+  echo "wasm-bindgen used outside src/wasm/" >&2
+  exit 1
+fi
+
+step "cargo clippy"
+cargo clippy --all-targets -- -D warnings
+
+step "cargo test"
+cargo test
+
+step "wasm build"
+bash scripts/build.sh
+
+step "JS tests (Node)"
+node --test tests/js/

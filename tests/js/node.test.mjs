@@ -1,0 +1,93 @@
+// The built package (pkg/) in Node 20, loaded as an ES module.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, readFileSync } from "node:fs";
+import { compact, compactSync, estimateTokens, parseConfig, shouldCompact, CompactionError } from "../../pkg/node.js";
+import { checkRules } from "./rules.mjs";
+
+const corpus = new URL("../../../shared/corpus/", import.meta.url);
+const sample = JSON.parse(readFileSync(new URL("../../examples/data/tau-bench-airline-3.json", import.meta.url), "utf8"));
+
+test("compacts corpus sessions in every format with both offline modes", { skip: !existsSync(corpus) && "../shared/corpus is not there" }, () => {
+  for (const id of ["8c0be6e5", "5558c6aa", "c1f62324"]) {
+    for (const format of ["anthropic", "openai", "moltis"]) {
+      const input = JSON.parse(readFileSync(new URL(`swecontext-${id}.${format}.json`, corpus), "utf8"));
+      const before = structuredClone(input);
+      const messages = Array.isArray(input) ? input : input.messages;
+      for (const mode of ["deterministic", "recency_preserving"]) {
+        const r = compactSync(input, { mode, contextWindow: 16000 });
+        assert.deepEqual(input, before, "input unchanged");
+        checkRules(format, r.messages);
+        assert.ok(r.notice.tokensAfter < r.notice.tokensBefore, `${id}.${format} ${mode} smaller`);
+        assert.equal(r.notice.mode, mode);
+        assert.equal(r.notice.messagesBefore, messages.length);
+        assert.equal(r.notice.messagesAfter, r.messages.length);
+        if (mode === "recency_preserving") {
+          assert.deepEqual(r.messages.slice(0, 3), messages.slice(0, 3), "head verbatim");
+          assert.deepEqual(r.messages.at(-1), messages.at(-1), "newest message verbatim");
+          assert.ok(r.messages.some((m) => JSON.stringify(m.content).includes("[Conversation Compacted]")));
+        } else {
+          assert.equal(r.messages.length, 1);
+          assert.match(r.messages[0].content, /^\[Conversation Summary\]\n\n/);
+        }
+        assert.equal(JSON.stringify(compactSync(input, { mode, contextWindow: 16000 })), JSON.stringify(r), "deterministic output");
+      }
+    }
+  }
+});
+
+test("the notice text and result shape follow SPEC §7", async () => {
+  const r = await compact(sample, { mode: "recency_preserving", contextWindow: 8000, showSettingsHint: false });
+  assert.equal(r.notice.text, "🧹 Conversation compacted\nMode: Recency preserving\nNo LLM tokens used (recency preserving strategy)");
+  assert.equal(r.notice.settingsHint, undefined);
+  assert.deepEqual(r.warnings, []);
+  assert.equal(r.request, undefined);
+  checkRules("openai", r.messages);
+  assert.deepEqual(r.messages[0], sample[0], "system prompt kept");
+});
+
+test("a request object comes back with only its messages replaced", () => {
+  const request = { model: "claude-sonnet-4-5", max_tokens: 1024, system: "Be brief.", messages: [
+    { role: "user", content: "first question about src/app.ts" },
+    { role: "assistant", content: "first answer" },
+    { role: "user", content: "second question" },
+  ], tools: [{ name: "x", input_schema: { type: "object" } }] };
+  const r = compactSync(request, { format: "anthropic" });
+  assert.deepEqual(Object.keys(r.request), Object.keys(request));
+  assert.equal(r.request.system, "Be brief.");
+  assert.deepEqual(r.request.tools, request.tools);
+  assert.equal(r.request.messages, r.messages);
+  assert.equal(request.messages.length, 3, "input untouched");
+});
+
+test("errors are Error objects with a stable code, and the instance keeps working", () => {
+  for (let i = 0; i < 1000; i++) {
+    assert.throws(() => compactSync([{ role: "user", content: 42 }]), (e) => {
+      assert.ok(e instanceof Error && e instanceof CompactionError);
+      assert.equal(e.code, "INVALID_INPUT");
+      assert.match(e.message, /messages\[0\]\.content/);
+      return true;
+    });
+  }
+  assert.throws(() => compactSync(sample, { mode: "nope" }), { code: "INVALID_CONFIG" });
+  assert.throws(() => compactSync([]), { code: "EMPTY_HISTORY" });
+  assert.throws(() => compactSync(sample, { mode: "structured" }), { code: "SUMMARIZER_REQUIRED" });
+  assert.throws(() => compactSync(sample, { protectHead: -1 }), { code: "INVALID_CONFIG" });
+  assert.equal(compactSync(sample).messages.length, 2, "still works after 1,000 errors");
+});
+
+test("estimateTokens, shouldCompact and parseConfig", () => {
+  assert.equal(estimateTokens(""), 0);
+  const t = estimateTokens(sample);
+  assert.ok(t > 5000 && t < 12000, `sample estimate ${t}`);
+  assert.ok(estimateTokens("这是一个关于上下文窗口压缩的测试句子") > estimateTokens("context window compaction test"));
+  assert.equal(shouldCompact(sample, { contextWindow: 200000 }), false);
+  assert.equal(shouldCompact(sample, { contextWindow: 8000 }), true);
+  const moltis = [{ role: "user", content: "hi" }, { role: "assistant", content: "final reply", requestInputTokens: 94, created_at: 1 }];
+  assert.equal(shouldCompact(moltis, { contextWindow: 100 }, "ping"), true);
+  const c = parseConfig('[chat.compaction]\nmode = "llm-replace"\ntail_budget_ratio = 0.9\n');
+  assert.equal(c.options.mode, "llm_replace");
+  assert.equal(c.options.tailBudgetRatio, 0.8);
+  assert.match(c.warnings[0].message, /using 0\.8 \(line 3, column 21\)/);
+  assert.throws(() => parseConfig("[chat.compaction]\nprotect_head = \"three\"\n"), (e) => e.code === "INVALID_CONFIG" && /line 2, column 16/.test(e.message));
+});
