@@ -180,7 +180,10 @@ impl Raw {
 }
 
 struct Entry {
+    /// The key in snake_case, as matched.
     key: String,
+    /// The key as the caller wrote it, for messages.
+    name: String,
     value: Raw,
     /// `(line, column)`, 1-based, for TOML input.
     location: Option<(usize, usize)>,
@@ -214,7 +217,7 @@ impl Entry {
     fn wrong_type(&self, expected: &str) -> Error {
         Error::config(format!(
             "{}: expected {expected}, got {}{}",
-            self.key,
+            self.name,
             self.value.type_name(),
             self.here()
         ))
@@ -240,7 +243,7 @@ impl Entry {
             Raw::Float(f) if f.is_finite() => Ok(f),
             Raw::Float(_) => Err(Error::config(format!(
                 "{}: expected a finite number{}",
-                self.key,
+                self.name,
                 self.here()
             ))),
             _ => Err(self.wrong_type("a number")),
@@ -251,7 +254,7 @@ impl Entry {
         let bad = |what: String| {
             Error::config(format!(
                 "{}: expected a non-negative integer, got {what}{}",
-                self.key,
+                self.name,
                 self.here()
             ))
         };
@@ -279,7 +282,7 @@ fn clamp(
             code: "CLAMPED",
             message: format!(
                 "{} = {value} is {side} of the range [{lo}, {hi}]; using {used}{}",
-                entry.key,
+                entry.name,
                 entry.here()
             ),
         });
@@ -350,8 +353,8 @@ fn validate(entries: Vec<Entry>) -> Result<Configured> {
                 })?;
             }
             k if JS_ONLY_KEYS.contains(&k) => {}
-            k => {
-                let message = format!("unknown option {k:?}{} ignored", e.here());
+            _ => {
+                let message = format!("unknown option {:?}{} ignored", e.name, e.here());
                 if o.strict {
                     return Err(Error::config(format!(
                         "{message} (strict mode rejects unknown options)"
@@ -392,6 +395,7 @@ pub fn from_json(value: &Value) -> Result<Configured> {
         .filter(|(_, v)| !v.is_null())
         .map(|(k, v)| Entry {
             key: snake_case(k),
+            name: k.clone(),
             value: match v {
                 Value::String(s) => Raw::Str(s.clone()),
                 Value::Bool(b) => Raw::Bool(*b),
@@ -451,6 +455,7 @@ pub fn from_toml(text: &str) -> Result<Configured> {
             };
             Entry {
                 key: snake_case(&key),
+                name: key,
                 value,
                 location,
             }

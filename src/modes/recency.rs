@@ -20,25 +20,26 @@ pub fn plan(views: &[Message<'_>], options: &Options, placement: ResultsPlacemen
     let w = window(views, options);
     let owner = owners(views);
     let n = views.len();
-    let (steps, protected_from) = if w.covers_all() {
+    // Output positions whose tool outputs may be pruned: `prunable.0..prunable.1`.
+    let (steps, prunable) = if w.covers_all() {
         // Only pruning can help: protect what fits the tail budget (at least the
         // newest tool group), prune older tool outputs in place.
         let fits = suffix_within(views, 0, options.tail_budget(), 0);
-        let protected = align_back(views, fits, 0);
-        ((0..n).map(Step::keep).collect::<Plan>(), protected)
+        ((0..n).map(Step::keep).collect::<Plan>(), (0, align_back(views, fits, 0)))
     } else {
+        // The head stays verbatim; so do the last `tail_min × 3` messages.
         let mut steps: Plan = (0..w.head_end).map(Step::keep).collect();
         steps.push(Step::Insert(Synthetic::Marker(marker(views, &w, options))));
         steps.extend((w.tail_start..n).map(Step::keep));
-        let protected = steps.len().saturating_sub(w.tail_min * 3);
-        (steps, protected)
+        let end = steps.len().saturating_sub(w.tail_min * 3);
+        (steps, (w.head_end + 1, end))
     };
     let mut pruned = 0;
     let steps: Plan = steps
         .into_iter()
         .enumerate()
         .map(|(pos, step)| match step {
-            Step::Keep { index, .. } if pos < protected_from => {
+            Step::Keep { index, .. } if (prunable.0..prunable.1).contains(&pos) => {
                 let edits = edits_for(views, &owner, index, options.tool_prune_char_threshold);
                 pruned += edits.len();
                 Step::Keep { index, edits }
