@@ -1,6 +1,8 @@
 //! Fits the token estimator's weights against the exact o200k / cl100k tokenizers
 //! on the corpus and prints them with per-category accuracy.
 //! Run: `cargo run --release --example calibrate`.
+// Index loops read best in this small linear-algebra kernel.
+#![allow(clippy::needless_range_loop)]
 
 #[path = "../tests/common/corpus.rs"]
 mod corpus;
@@ -11,7 +13,9 @@ use corpus::Category;
 fn solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Vec<f64> {
     let n = b.len();
     for col in 0..n {
-        let piv = (col..n).max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs())).unwrap();
+        let piv = (col..n)
+            .max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs()))
+            .unwrap();
         a.swap(col, piv);
         b.swap(col, piv);
         let p = a[col][col];
@@ -28,7 +32,15 @@ fn solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Vec<f64> {
             }
         }
     }
-    (0..n).map(|i| if a[i][i].abs() < 1e-12 { 0.0 } else { b[i] / a[i][i] }).collect()
+    (0..n)
+        .map(|i| {
+            if a[i][i].abs() < 1e-12 {
+                0.0
+            } else {
+                b[i] / a[i][i]
+            }
+        })
+        .collect()
 }
 
 fn main() {
@@ -75,11 +87,25 @@ fn main() {
             row[i] += 1e-9;
         }
         let wts = solve(a, b);
-        println!("{name} weights: [{}]", wts.iter().map(|w| format!("{w:.3}")).collect::<Vec<_>>().join(", "));
+        println!(
+            "{name} weights: [{}]",
+            wts.iter()
+                .map(|w| format!("{w:.3}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
     }
     println!("\naccuracy of the shipped estimator against o200k (bias = Σest/Σexact − 1; MAE = mean |est−exact|/exact per message):");
-    println!("{:<6} {:>6} {:>9} {:>9} {:>11} {:>11}", "kind", "texts", "est bias", "est MAE", "chars/4 bias", "chars/4 MAE");
-    for cat in [Category::Prose, Category::Code, Category::Json, Category::Cjk] {
+    println!(
+        "{:<6} {:>6} {:>9} {:>9} {:>11} {:>11}",
+        "kind", "texts", "est bias", "est MAE", "chars/4 bias", "chars/4 MAE"
+    );
+    for cat in [
+        Category::Prose,
+        Category::Code,
+        Category::Json,
+        Category::Cjk,
+    ] {
         let (mut se, mut sx, mut sc, mut ae, mut ac, mut n) = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
         for (c, t) in &texts {
             if *c != cat {
@@ -89,7 +115,8 @@ fn main() {
             if exact == 0.0 {
                 continue;
             }
-            let est = chat_compaction::tokens::estimate(t, chat_compaction::tokens::Profile::O200k) as f64;
+            let est = chat_compaction::tokens::estimate(t, chat_compaction::tokens::Profile::O200k)
+                as f64;
             let c4 = (t.chars().count() as f64 / 4.0).ceil();
             se += est;
             sx += exact;

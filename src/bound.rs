@@ -51,7 +51,10 @@ fn omitted(n: usize) -> String {
 
 /// Bounds `lines` to `budget`; returns the surviving lines (notice included).
 pub fn bound(lines: &[String], budget: Budget) -> Vec<String> {
-    let lines: Vec<String> = lines.iter().map(|l| truncate(l, budget.line_bytes)).collect();
+    let lines: Vec<String> = lines
+        .iter()
+        .map(|l| truncate(l, budget.line_bytes))
+        .collect();
     let joined = |n: usize, bytes: usize| bytes + n.saturating_sub(1);
     let total: usize = lines.iter().map(String::len).sum();
     if lines.len() <= budget.lines && joined(lines.len(), total) <= budget.bytes {
@@ -124,12 +127,23 @@ mod tests {
 
     #[test]
     fn bullets_drop_from_the_end_and_lines_are_cut_to_160_bytes() {
-        let l: Vec<String> = (0..40).map(|i| format!("- item {i} {}", "x".repeat(200))).collect();
+        let l: Vec<String> = (0..40)
+            .map(|i| format!("- item {i} {}", "x".repeat(200)))
+            .collect();
         let out = bound(&l, SUMMARY_BUDGET);
         assert!(out.iter().all(|x| x.len() <= 160));
         assert!(out[0].starts_with("- item 0 "));
         assert!(out.join("\n").len() <= 1200);
-        let n: usize = out.last().unwrap()[5..].split(' ').next().unwrap().parse().unwrap();
-        assert_eq!(n + out.len() - 1, 40, "the notice counts exactly the dropped lines");
+        let n: usize = out.last().unwrap()[5..]
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(
+            n + out.len() - 1,
+            40,
+            "the notice counts exactly the dropped lines"
+        );
     }
 }

@@ -93,7 +93,11 @@ pub fn compact(input: &Value, config: &Configured) -> Result<Compaction> {
 }
 
 /// Like [`compact`], counting tokens with `counter`.
-pub fn compact_with(input: &Value, config: &Configured, counter: &dyn TokenCounter) -> Result<Compaction> {
+pub fn compact_with(
+    input: &Value,
+    config: &Configured,
+    counter: &dyn TokenCounter,
+) -> Result<Compaction> {
     let o = &config.options;
     let doc = formats::open(input, o.format)?;
     let views = views(&doc, counter)?;
@@ -119,7 +123,10 @@ pub fn compact_with(input: &Value, config: &Configured, counter: &dyn TokenCount
         }
     };
     let stamp = Stamp {
-        ids: doc.messages.iter().any(|m| m.get("id").is_some_and(Value::is_string)),
+        ids: doc
+            .messages
+            .iter()
+            .any(|m| m.get("id").is_some_and(Value::is_string)),
         now: o.now,
         random_ids: o.random_ids,
     };
@@ -132,7 +139,11 @@ pub fn compact_with(input: &Value, config: &Configured, counter: &dyn TokenCount
         messages: &messages,
         is_request: false,
     };
-    let tokens_after = system + self::views(&out_doc, counter)?.iter().map(|v| v.tokens).sum::<u64>();
+    let tokens_after = system
+        + self::views(&out_doc, counter)?
+            .iter()
+            .map(|v| v.tokens)
+            .sum::<u64>();
     if o.mode == Mode::RecencyPreserving && tokens_after >= tokens_before {
         return Err(Error::new(
             ErrorKind::TooSmallToCompact,
@@ -185,7 +196,11 @@ pub fn estimate_tokens(input: &Value, config: &Configured) -> Result<u64> {
 }
 
 /// The auto-compact trigger of SPEC §3 for `input` plus the `pending` new text.
-pub fn should_compact(input: &Value, config: &Configured, pending: &str) -> Result<trigger::Trigger> {
+pub fn should_compact(
+    input: &Value,
+    config: &Configured,
+    pending: &str,
+) -> Result<trigger::Trigger> {
     let counter = Estimator(config.options.tokenizer);
     let doc = formats::open(input, config.options.format)?;
     let views = views(&doc, &counter)?;

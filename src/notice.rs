@@ -53,7 +53,10 @@ pub struct Notice {
 pub fn text(mode: Mode, input_tokens: u64, output_tokens: u64, hint: bool) -> String {
     let total = input_tokens + output_tokens;
     let usage = if total == 0 {
-        format!("No LLM tokens used ({} strategy)", mode.label().to_lowercase())
+        format!(
+            "No LLM tokens used ({} strategy)",
+            mode.label().to_lowercase()
+        )
     } else {
         format!("Used {total} tokens ({input_tokens} in + {output_tokens} out)")
     };
@@ -75,7 +78,8 @@ mod tests {
             text(Mode::RecencyPreserving, 0, 0, false),
             "🧹 Conversation compacted\nMode: Recency preserving\nNo LLM tokens used (recency preserving strategy)"
         );
-        assert!(text(Mode::Structured, 1234, 567, true).contains("Used 1801 tokens (1234 in + 567 out)\nChange chat.compaction.mode"));
+        assert!(text(Mode::Structured, 1234, 567, true)
+            .contains("Used 1801 tokens (1234 in + 567 out)\nChange chat.compaction.mode"));
         assert!(!text(Mode::Deterministic, 0, 0, false).contains("chat.compaction.mode"));
     }
 }

@@ -268,16 +268,14 @@ impl Entry {
     }
 }
 
-fn clamp(
-    entry: &Entry,
-    value: f64,
-    lo: f64,
-    hi: f64,
-    warnings: &mut Vec<Warning>,
-) -> f64 {
+fn clamp(entry: &Entry, value: f64, lo: f64, hi: f64, warnings: &mut Vec<Warning>) -> f64 {
     let used = value.clamp(lo, hi);
     if used != value {
-        let side = if value < lo { "below the minimum" } else { "above the maximum" };
+        let side = if value < lo {
+            "below the minimum"
+        } else {
+            "above the maximum"
+        };
         warnings.push(Warning {
             code: "CLAMPED",
             message: format!(
@@ -436,7 +434,10 @@ pub fn from_toml(text: &str) -> Result<Configured> {
     };
     let top: Table = toml::from_str(text).map_err(parse_err)?;
     let table = if top.get("chat").is_some_and(|c| c.get_ref().is_table()) {
-        toml::from_str::<Moltis>(text).map_err(parse_err)?.chat.compaction
+        toml::from_str::<Moltis>(text)
+            .map_err(parse_err)?
+            .chat
+            .compaction
     } else {
         top
     };

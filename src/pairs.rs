@@ -30,7 +30,9 @@ pub fn repair(plan: Plan, views: &[Message<'_>], placement: ResultsPlacement) ->
             Step::Insert(_) => None,
         };
         let view = index.map(|i| &views[i]);
-        if let (Some(m), Step::Keep { index, mut edits }) = (view.filter(|m| m.has_results()), step.clone()) {
+        if let (Some(m), Step::Keep { index, mut edits }) =
+            (view.filter(|m| m.has_results()), step.clone())
+        {
             let accepts = group.as_ref().is_some_and(|g| {
                 placement == ResultsPlacement::FollowingMessages || g.first_results.is_none()
             });
@@ -44,7 +46,8 @@ pub fn repair(plan: Plan, views: &[Message<'_>], placement: ResultsPlacement) ->
                     orphans.push(k);
                 }
             }
-            let nothing_else = m.texts.is_empty() && m.images == 0 && m.opaque_bytes == 0 && m.calls.is_empty();
+            let nothing_else =
+                m.texts.is_empty() && m.images == 0 && m.opaque_bytes == 0 && m.calls.is_empty();
             if orphans.len() == m.results.len() && nothing_else {
                 continue; // the whole message was an orphan result
             }

@@ -14,12 +14,26 @@ const KEPT_ARG_PREFIX: usize = 60;
 
 /// Argument names that best identify what a call was about, in order of preference.
 const KEY_ARGS: &[&str] = &[
-    "file_path", "path", "filename", "file", "command", "cmd", "query", "pattern", "url", "name",
+    "file_path",
+    "path",
+    "filename",
+    "file",
+    "command",
+    "cmd",
+    "query",
+    "pattern",
+    "url",
+    "name",
 ];
 
 /// The edits that prune message `i`: placeholders for its tool outputs over
 /// `threshold` bytes, shortened arguments for its tool calls over `threshold`.
-pub fn edits_for(views: &[Message<'_>], owners: &[Option<usize>], i: usize, threshold: usize) -> Vec<Edit> {
+pub fn edits_for(
+    views: &[Message<'_>],
+    owners: &[Option<usize>],
+    i: usize,
+    threshold: usize,
+) -> Vec<Edit> {
     let m = &views[i];
     let mut edits = Vec::new();
     for (k, r) in m.results.iter().enumerate() {
@@ -46,7 +60,10 @@ pub fn edits_for(views: &[Message<'_>], owners: &[Option<usize>], i: usize, thre
         };
         let short = shorten_strings(&parsed);
         if short.to_string().len() < text.len() {
-            edits.push(Edit::ShortenArgs { call: k, args: short });
+            edits.push(Edit::ShortenArgs {
+                call: k,
+                args: short,
+            });
         }
     }
     edits
@@ -60,7 +77,10 @@ pub fn describe_call(call: &Call<'_>) -> String {
         KEY_ARGS
             .iter()
             .find_map(|k| obj.get(*k).and_then(Value::as_str).map(|s| (*k, s)))
-            .or_else(|| obj.iter().find_map(|(k, v)| v.as_str().map(|s| (k.as_str(), s))))
+            .or_else(|| {
+                obj.iter()
+                    .find_map(|(k, v)| v.as_str().map(|s| (k.as_str(), s)))
+            })
     });
     match key {
         Some((k, v)) => format!("{}({k}: {})", call.name, one_line(v, 80)),

@@ -59,7 +59,11 @@ const SOURCE_EXTENSIONS: &[&str] = &[
 /// known source extension (`src/main.rs`, `./a/b.py:12` → `./a/b.py`).
 pub fn collect_paths(text: &str, out: &mut BTreeSet<String>) {
     let separators = |c: char| {
-        c.is_whitespace() || matches!(c, '"' | '\'' | '`' | '(' | ')' | '[' | ']' | '{' | '}' | '<' | '>' | ',' | ';' | '=')
+        c.is_whitespace()
+            || matches!(
+                c,
+                '"' | '\'' | '`' | '(' | ')' | '[' | ']' | '{' | '}' | '<' | '>' | ',' | ';' | '='
+            )
     };
     for raw in text.split(separators) {
         if !raw.contains('/') || raw.len() > 300 {
@@ -71,7 +75,10 @@ pub fn collect_paths(text: &str, out: &mut BTreeSet<String>) {
         // `path.rs:12` or `path.rs:12:5` → `path.rs`
         let token = token
             .split_once(':')
-            .filter(|(_, rest)| rest.split(':').all(|p| p.chars().all(|c| c.is_ascii_digit())))
+            .filter(|(_, rest)| {
+                rest.split(':')
+                    .all(|p| p.chars().all(|c| c.is_ascii_digit()))
+            })
             .map_or(token, |(p, _)| p);
         let Some(file) = token.rsplit('/').next() else {
             continue;
@@ -91,7 +98,14 @@ pub fn collect_paths(text: &str, out: &mut BTreeSet<String>) {
 }
 
 /// Keywords that mark pending work, matched as whole words.
-const PENDING_WORDS: &[&str] = &["todo", "next", "pending", "follow up", "follow-up", "remaining"];
+const PENDING_WORDS: &[&str] = &[
+    "todo",
+    "next",
+    "pending",
+    "follow up",
+    "follow-up",
+    "remaining",
+];
 
 /// Whether `text` mentions pending work (`TODO`, `next`, `follow up` …) as a word:
 /// `nextjs` and `Next.js` do not count.
@@ -99,7 +113,9 @@ pub fn mentions_pending_work(text: &str) -> bool {
     let lower = text.to_ascii_lowercase();
     let bytes = lower.as_bytes();
     let word_char = |i: usize| -> bool {
-        bytes.get(i).is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_')
+        bytes
+            .get(i)
+            .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_')
     };
     // A dot followed by a letter joins words (`next.js`).
     let joined_by_dot = |dot: usize, letter: usize| {
@@ -109,7 +125,7 @@ pub fn mentions_pending_work(text: &str) -> bool {
         lower.match_indices(w).any(|(start, _)| {
             let end = start + w.len();
             let before_ok = start == 0
-                || (!word_char(start - 1) && !(start >= 2 && joined_by_dot(start - 1, start - 2)));
+                || !(word_char(start - 1) || (start >= 2 && joined_by_dot(start - 1, start - 2)));
             let after_ok = !word_char(end) && !joined_by_dot(end, end + 1);
             before_ok && after_ok
         })
@@ -166,6 +182,9 @@ mod tests {
             &mut s,
         );
         let got: Vec<_> = s.into_iter().collect();
-        assert_eq!(got, ["./a/b.py", "crates/chat/src/compaction.rs", "src/main.rs"]);
+        assert_eq!(
+            got,
+            ["./a/b.py", "crates/chat/src/compaction.rs", "src/main.rs"]
+        );
     }
 }

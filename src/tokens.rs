@@ -105,9 +105,13 @@ pub struct Features {
 type Weights = [f64; 11];
 
 /// Fitted on the corpus against o200k_base.
-const O200K: Weights = [0.99, 0.089, 1.266, 0.978, 0.018, 0.525, 1.025, 0.836, 0.744, 2.518, 4.567];
+const O200K: Weights = [
+    0.99, 0.089, 1.266, 0.978, 0.018, 0.525, 1.025, 0.836, 0.744, 2.518, 4.567,
+];
 /// Fitted on the corpus against cl100k_base.
-const CL100K: Weights = [0.993, 0.039, 1.259, 0.978, 0.018, 0.466, 0.865, 1.301, 1.291, 2.632, 5.289];
+const CL100K: Weights = [
+    0.993, 0.039, 1.259, 0.978, 0.018, 0.466, 0.865, 1.301, 1.291, 2.632, 5.289,
+];
 
 impl Features {
     /// The features as a vector in weight order.
@@ -167,7 +171,10 @@ pub fn features(text: &str) -> Features {
                 while i < n && bytes[i].is_ascii_uppercase() {
                     i += 1;
                 }
-                while i < n && (bytes[i].is_ascii_lowercase() || bytes[i] >= 0x80 && is_letter_tail(bytes, i)) {
+                while i < n
+                    && (bytes[i].is_ascii_lowercase()
+                        || bytes[i] >= 0x80 && is_letter_tail(bytes, i))
+                {
                     i += utf8_len(bytes[i]).min(n - i);
                 }
                 let len = (i - start) as f64;
@@ -278,7 +285,12 @@ pub fn message_tokens(m: &Message<'_>, counter: &dyn TokenCounter) -> u64 {
     }
     let profile = counter.profile();
     let mut t = profile.message_overhead();
-    t += m.texts.iter().chain(&m.reasoning).map(|s| counter.count(s)).sum::<u64>();
+    t += m
+        .texts
+        .iter()
+        .chain(&m.reasoning)
+        .map(|s| counter.count(s))
+        .sum::<u64>();
     for c in &m.calls {
         t += profile.call_overhead() + counter.count(c.name) + counter.count(&c.args.text());
     }

@@ -155,6 +155,9 @@ mod tests {
             ..Options::default()
         };
         let w = window(&views, &o);
-        assert_eq!(w.tail_start, 3, "tail starts at the assistant that owns the result");
+        assert_eq!(
+            w.tail_start, 3,
+            "tail starts at the assistant that owns the result"
+        );
     }
 }

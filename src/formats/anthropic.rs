@@ -73,7 +73,10 @@ fn read_block<'a>(
     let misplaced = |what: &str, belongs: &str| {
         Error::input(
             format!("{}.type", path()),
-            format!("a {what} block belongs in an {belongs} message, not a {} message", role.label()),
+            format!(
+                "a {what} block belongs in an {belongs} message, not a {} message",
+                role.label()
+            ),
         )
     };
     match req_str(b, "type", &path)? {
@@ -178,7 +181,10 @@ pub(super) fn edit(obj: &mut Map<String, Value>, edit: &Edit) {
         return;
     };
     match edit {
-        Edit::ClearOutput { result, placeholder } => {
+        Edit::ClearOutput {
+            result,
+            placeholder,
+        } => {
             if let Some(p) = nth_block(blocks, "tool_result", *result) {
                 if let Some(b) = blocks[p].as_object_mut() {
                     b.insert("content".into(), Value::String(placeholder.clone()));

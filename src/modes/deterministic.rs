@@ -59,7 +59,10 @@ pub fn plan(views: &[Message<'_>]) -> Result<Outcome> {
     let mut budget = SUMMARY_BUDGET;
     budget.lines -= 2; // the <summary> tags
     budget.bytes -= "<summary>\n".len() + "\n</summary>".len();
-    let summary = format!("<summary>\n{}\n</summary>", bound(&lines, budget).join("\n"));
+    let summary = format!(
+        "<summary>\n{}\n</summary>",
+        bound(&lines, budget).join("\n")
+    );
     let text = format!("{SUMMARY_PREFIX}{PREAMBLE}\n\n{summary}\n\n{DIRECTIVE}");
     let mut steps: Vec<Step> = (0..lead).map(Step::keep).collect();
     steps.push(Step::Insert(Synthetic::Summary(text)));
@@ -84,7 +87,7 @@ fn prior_highlights(text: &str) -> Vec<String> {
     for line in body.lines() {
         let trimmed = line.trim_end();
         match trimmed.trim() {
-            "" | "Conversation summary:" => continue,
+            "" | "Conversation summary:" | "Summary:" => continue,
             "- Key timeline:" => break,
             "- Previously compacted context:" | "- Newly compacted context:" => {
                 nested = true;
@@ -145,7 +148,11 @@ fn summarize(views: &[Message<'_>], start: usize) -> (Vec<String>, Vec<String>) 
     if !requests.is_empty() {
         out.push("- Recent user requests:".into());
         let from = requests.len().saturating_sub(3);
-        out.extend(requests[from..].iter().map(|t| format!("  - {}", one_line(t, 120))));
+        out.extend(
+            requests[from..]
+                .iter()
+                .map(|t| format!("  - {}", one_line(t, 120))),
+        );
     }
 
     let mut pending: Vec<&str> = msgs
@@ -159,11 +166,14 @@ fn summarize(views: &[Message<'_>], start: usize) -> (Vec<String>, Vec<String>) 
     pending.reverse();
     if !pending.is_empty() {
         out.push("- Pending work:".into());
-        out.extend(pending.iter().map(|t| format!("  - {}", one_line(t, PREVIEW_BYTES))));
+        out.extend(pending.iter().map(|t| format!("  - {}", one_line(t, 120))));
     }
 
     if !files.is_empty() {
-        out.push(fitting_list("- Key files referenced: ", files.iter().take(MAX_KEY_FILES)));
+        out.push(fitting_list(
+            "- Key files referenced: ",
+            files.iter().take(MAX_KEY_FILES),
+        ));
     }
 
     if let Some(t) = msgs
@@ -184,7 +194,11 @@ fn summarize(views: &[Message<'_>], start: usize) -> (Vec<String>, Vec<String>) 
     let width = (left / entries.max(1)).clamp(64, PREVIEW_BYTES);
     let mut timeline = Vec::new();
     let entry = |i: usize| {
-        let line = format!("  - {}: {}", msgs[i].role.label(), preview(views, &owner, start + i));
+        let line = format!(
+            "  - {}: {}",
+            msgs[i].role.label(),
+            preview(views, &owner, start + i)
+        );
         truncate(&line, width)
     };
     if msgs.len() <= TIMELINE_HEAD + TIMELINE_TAIL {
@@ -220,7 +234,12 @@ fn fitting_list<'a>(prefix: &str, items: impl Iterator<Item = impl AsRef<str> + 
 }
 
 /// The name of the tool whose call result `id` in message `i` answers.
-fn result_tool_name<'a>(views: &[Message<'a>], owner: &[Option<usize>], i: usize, id: &str) -> Option<&'a str> {
+fn result_tool_name<'a>(
+    views: &[Message<'a>],
+    owner: &[Option<usize>],
+    i: usize,
+    id: &str,
+) -> Option<&'a str> {
     let o = owner[i]?;
     views[o].calls.iter().find(|c| c.id == id).map(|c| c.name)
 }
@@ -238,9 +257,14 @@ fn preview(views: &[Message<'_>], owner: &[Option<usize>], i: usize) -> String {
         parts.push(format!("tool_use {}", describe_call(c)));
     }
     for r in &m.results {
-        let name = result_tool_name(views, owner, i, r.id).or(r.name).unwrap_or("unknown");
+        let name = result_tool_name(views, owner, i, r.id)
+            .or(r.name)
+            .unwrap_or("unknown");
         let error = if r.is_error { "error " } else { "" };
-        parts.push(format!("tool_result {name}: {error}{}", one_line(&r.text, PREVIEW_BYTES)));
+        parts.push(format!(
+            "tool_result {name}: {error}{}",
+            one_line(&r.text, PREVIEW_BYTES)
+        ));
     }
     if parts.is_empty() {
         "(empty)".into()

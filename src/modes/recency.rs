@@ -12,11 +12,20 @@ use crate::options::Options;
 use crate::pairs::repair;
 use crate::plan::{Plan, Step, Synthetic};
 use crate::prune::edits_for;
-use crate::text::{collect_paths, is_synthetic, list, mentions_pending_work, one_line, MARKER_PREFIX};
+use crate::text::{
+    collect_paths, is_synthetic, list, mentions_pending_work, one_line, MARKER_PREFIX,
+};
 use crate::window::{align_back, owners, suffix_within, window, Window};
 
+/// The digest line that carries the newest user request forward.
+const LATEST_REQUEST: &str = "- Latest user request: ";
+
 /// Plans the recency-preserving compaction of `views`.
-pub fn plan(views: &[Message<'_>], options: &Options, placement: ResultsPlacement) -> Result<Outcome> {
+pub fn plan(
+    views: &[Message<'_>],
+    options: &Options,
+    placement: ResultsPlacement,
+) -> Result<Outcome> {
     let w = window(views, options);
     let owner = owners(views);
     let n = views.len();
@@ -24,8 +33,14 @@ pub fn plan(views: &[Message<'_>], options: &Options, placement: ResultsPlacemen
     let (steps, prunable) = if w.covers_all() {
         // Only pruning can help: protect what fits the tail budget (at least the
         // newest tool group), prune older tool outputs in place.
-        let fits = suffix_within(views, 0, options.tail_budget(), 0);
-        ((0..n).map(Step::keep).collect::<Plan>(), (0, align_back(views, fits, 0)))
+        // Protect the last `tail_min × 3` messages, or only what fits the tail
+        // budget when that is less (at least the newest tool group stays).
+        let fits = align_back(views, suffix_within(views, 0, options.tail_budget(), 0), 0);
+        let spec = n.saturating_sub(options.protect_tail_min.saturating_mul(3));
+        (
+            (0..n).map(Step::keep).collect::<Plan>(),
+            (0, fits.max(spec)),
+        )
     } else {
         // The head stays verbatim; so do the last `tail_min × 3` messages.
         let mut steps: Plan = (0..w.head_end).map(Step::keep).collect();
@@ -83,7 +98,8 @@ fn marker(views: &[Message<'_>], w: &Window, options: &Options) -> String {
     );
     // Never let the digest outweigh what it replaces (about 2 bytes a token of the middle).
     let middle_tokens: u64 = middle.iter().map(|m| m.tokens).sum();
-    let max_bytes = digest_bytes(options).min(usize::try_from(middle_tokens * 2).unwrap_or(usize::MAX));
+    let max_bytes =
+        digest_bytes(options).min(usize::try_from(middle_tokens * 2).unwrap_or(usize::MAX));
     let digest = digest(middle, max_bytes);
     if !digest.is_empty() {
         text.push_str("\n\nDigest of the elided messages:\n");
@@ -101,11 +117,18 @@ fn digest_bytes(options: &Options) -> usize {
 /// Digest lines in priority order, cut to `max_bytes`: the latest user request is
 /// always there (shortened if need be), then tools, files, pending work, earlier requests.
 fn digest(middle: &[Message<'_>], max_bytes: usize) -> Vec<String> {
+    // User requests, including the one an earlier marker carried forward.
     let requests: Vec<&str> = middle
         .iter()
         .filter(|m| m.role == Role::User)
         .filter_map(|m| m.first_text())
-        .filter(|t| !is_synthetic(t))
+        .filter_map(|t| {
+            if t.starts_with(MARKER_PREFIX.trim_end()) {
+                t.lines().find_map(|l| l.strip_prefix(LATEST_REQUEST))
+            } else {
+                (!is_synthetic(t)).then_some(t)
+            }
+        })
         .collect();
     let mut tools = BTreeSet::new();
     let mut files = BTreeSet::new();
@@ -130,7 +153,7 @@ fn digest(middle: &[Message<'_>], max_bytes: usize) -> Vec<String> {
     let mut lines = Vec::new();
     let mut used = 0;
     if let Some(latest) = requests.last() {
-        let line = format!("- Latest user request: {}", one_line(latest, max_bytes / 2));
+        let line = format!("{LATEST_REQUEST}{}", one_line(latest, max_bytes / 2));
         used += line.len() + 1;
         lines.push(line);
     }
@@ -141,7 +164,12 @@ fn digest(middle: &[Message<'_>], max_bytes: usize) -> Vec<String> {
     if !files.is_empty() {
         candidates.push(format!("- Key files: {}.", list(&files, 12)));
     }
-    candidates.extend(pending.iter().rev().map(|t| format!("- Pending work: {}", one_line(t, 200))));
+    candidates.extend(
+        pending
+            .iter()
+            .rev()
+            .map(|t| format!("- Pending work: {}", one_line(t, 200))),
+    );
     let earlier = requests.len().saturating_sub(1);
     candidates.extend(
         requests[earlier.saturating_sub(3)..earlier]

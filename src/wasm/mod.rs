@@ -15,13 +15,19 @@ fn envelope<T: Serialize>(result: Result<T>) -> String {
     });
     match body {
         Ok(json) => format!("{{\"ok\":{json}}}"),
-        Err(e) => serde_json::json!({"error": {"code": e.code(), "message": e.message()}}).to_string(),
+        Err(e) => {
+            serde_json::json!({"error": {"code": e.code(), "message": e.message()}}).to_string()
+        }
     }
 }
 
 fn parse(text: &str) -> Result<serde_json::Value> {
-    serde_json::from_str(text)
-        .map_err(|e| Error::new(ErrorKind::InvalidInput, format!("history is not valid JSON: {e}")))
+    serde_json::from_str(text).map_err(|e| {
+        Error::new(
+            ErrorKind::InvalidInput,
+            format!("history is not valid JSON: {e}"),
+        )
+    })
 }
 
 /// Compacts a history (JSON text) with the offline modes.
@@ -33,13 +39,18 @@ pub fn compact_json(input: &str, options: &str) -> String {
 /// Estimated tokens of a text (JSON string) or a history.
 #[wasm_bindgen(js_name = estimateTokensJson)]
 pub fn estimate_tokens_json(input: &str, options: &str) -> String {
-    envelope(config_from_json_text(options).and_then(|c| crate::estimate_tokens(&parse(input)?, &c)))
+    envelope(
+        config_from_json_text(options).and_then(|c| crate::estimate_tokens(&parse(input)?, &c)),
+    )
 }
 
 /// The auto-compact trigger for a history plus pending text.
 #[wasm_bindgen(js_name = shouldCompactJson)]
 pub fn should_compact_json(input: &str, options: &str, pending: &str) -> String {
-    envelope(config_from_json_text(options).and_then(|c| crate::should_compact(&parse(input)?, &c, pending)))
+    envelope(
+        config_from_json_text(options)
+            .and_then(|c| crate::should_compact(&parse(input)?, &c, pending)),
+    )
 }
 
 /// Effective options and warnings from a TOML document.
