@@ -29,7 +29,10 @@ fn synthetic_agent_history(n: usize) -> Value {
     }
     msgs.truncate(n);
     // never end inside a tool group
-    while msgs.last().is_some_and(|m| m["role"] == "tool" || m.get("tool_calls").is_some()) {
+    while msgs
+        .last()
+        .is_some_and(|m| m["role"] == "tool" || m.get("tool_calls").is_some())
+    {
         msgs.pop();
     }
     Value::Array(msgs)
@@ -50,7 +53,10 @@ fn median_ms(runs: usize, mut f: impl FnMut()) -> f64 {
 
 fn bench(name: &str, input: &Value) {
     let text = input.to_string();
-    let n = input.as_array().map_or_else(|| input["messages"].as_array().map_or(0, Vec::len), Vec::len);
+    let n = input.as_array().map_or_else(
+        || input["messages"].as_array().map_or(0, Vec::len),
+        Vec::len,
+    );
     println!("\n{name}: {n} messages, {:.2} MB", text.len() as f64 / 1e6);
     for mode in ["deterministic", "recency_preserving"] {
         let config = options::from_json(&json!({"mode": mode, "contextWindow": 40_000})).unwrap();
@@ -67,24 +73,39 @@ fn bench(name: &str, input: &Value) {
 
 fn main() {
     let synthetic = synthetic_agent_history(2_000);
-    if let Some(longest) = corpus::swecontext().into_iter().find(|c| c.name == "swecontext-c1f62324.anthropic.json") {
+    if let Some(longest) = corpus::swecontext()
+        .into_iter()
+        .find(|c| c.name == "swecontext-c1f62324.anthropic.json")
+    {
         bench(&longest.name, &serde_json::from_str(&longest.json).unwrap());
     }
-    if let Some(longest) = corpus::swecontext().into_iter().find(|c| c.name == "swecontext-c1f62324.openai.json") {
+    if let Some(longest) = corpus::swecontext()
+        .into_iter()
+        .find(|c| c.name == "swecontext-c1f62324.openai.json")
+    {
         bench(&longest.name, &serde_json::from_str(&longest.json).unwrap());
     }
     bench("synthetic agent history", &synthetic);
     for scale in [200usize, 2_000, 20_000] {
         let h = synthetic_agent_history(scale);
-        let config = options::from_json(&json!({"mode": "recency_preserving", "contextWindow": 40_000})).unwrap();
+        let config =
+            options::from_json(&json!({"mode": "recency_preserving", "contextWindow": 40_000}))
+                .unwrap();
         let ms = median_ms(11, || {
             std::hint::black_box(compact(&h, &config).unwrap());
         });
-        println!("recency_preserving, {scale:>6} messages: {ms:8.3} ms ({:.2} µs/message)", ms * 1e3 / scale as f64);
+        println!(
+            "recency_preserving, {scale:>6} messages: {ms:8.3} ms ({:.2} µs/message)",
+            ms * 1e3 / scale as f64
+        );
     }
     let text = synthetic.to_string();
     let ms = median_ms(21, || {
         std::hint::black_box(tokens::estimate(&text, tokens::Profile::O200k));
     });
-    println!("\nestimator: {:.0} MB/s over {:.2} MB", text.len() as f64 / 1e6 / (ms / 1e3), text.len() as f64 / 1e6);
+    println!(
+        "\nestimator: {:.0} MB/s over {:.2} MB",
+        text.len() as f64 / 1e6 / (ms / 1e3),
+        text.len() as f64 / 1e6
+    );
 }

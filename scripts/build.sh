@@ -21,6 +21,7 @@ node node_modules/binaryen/bin/wasm-opt -Oz --enable-bulk-memory --enable-nontra
 step "package files"
 cp -r pkg-templates/. pkg/
 cp README.md LICENSE CHANGELOG.md pkg/
+chmod +x pkg/bin/cli.js
 
 step "sizes"
 node scripts/sizes.mjs

@@ -179,7 +179,12 @@ pub fn compact_with(
         messages,
         request,
         summary: outcome.summary,
-        warnings: config.warnings.clone(),
+        warnings: config
+            .warnings
+            .iter()
+            .cloned()
+            .chain(outcome.warnings)
+            .collect(),
     })
 }
 
@@ -224,6 +229,25 @@ fn parse_json(text: &str, what: &str) -> Result<Value> {
     })
 }
 
+/// Parses a history from JSON text. Lone UTF-16 surrogate escapes (what
+/// `JSON.stringify` writes for half an emoji) become U+FFFD with a warning
+/// instead of rejecting the whole history.
+pub fn parse_history(text: &str) -> Result<(Value, Option<Warning>)> {
+    match parse_json(text, "history") {
+        Ok(v) => Ok((v, None)),
+        Err(e) => match text::replace_lone_surrogates(text) {
+            Some(fixed) => Ok((
+                parse_json(&fixed, "history")?,
+                Some(Warning {
+                    code: "LONE_SURROGATE_REPLACED",
+                    message: "the history held lone UTF-16 surrogates (half of a character); each was replaced with U+FFFD".into(),
+                }),
+            )),
+            None => Err(e),
+        },
+    }
+}
+
 /// Options from JSON text (empty text or `null`: defaults).
 pub fn config_from_json_text(options: &str) -> Result<Configured> {
     if options.trim().is_empty() {
@@ -236,7 +260,8 @@ pub fn config_from_json_text(options: &str) -> Result<Configured> {
 /// (`{messages, notice, summary?, warnings}`).
 pub fn compact_json(input: &str, options: &str) -> Result<String> {
     let config = config_from_json_text(options)?;
-    let value = parse_json(input, "history")?;
-    let result = compact(&value, &config)?;
+    let (value, warning) = parse_history(input)?;
+    let mut result = compact(&value, &config)?;
+    result.warnings.extend(warning);
     serde_json::to_string(&result).map_err(|e| Error::input("output", e.to_string()))
 }

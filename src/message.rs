@@ -152,6 +152,19 @@ impl<'a> Message<'a> {
         self.texts.iter().map(|t| t.trim()).find(|t| !t.is_empty())
     }
 
+    /// Whether the message has nothing a provider would accept (no text, calls,
+    /// results, images or other parts): providers reject such messages.
+    pub fn is_empty(&self) -> bool {
+        self.texts
+            .iter()
+            .chain(&self.reasoning)
+            .all(|t| t.trim().is_empty())
+            && self.images == 0
+            && self.opaque_bytes == 0
+            && self.calls.is_empty()
+            && self.results.is_empty()
+    }
+
     /// Whether this message carries tool results (and so must follow its calls).
     pub fn has_results(&self) -> bool {
         !self.results.is_empty()

@@ -250,7 +250,10 @@ impl Entry {
         }
     }
 
-    fn integer(&self) -> Result<u64> {
+    /// A non-negative integer; values past 2^53 (the largest a JS number holds
+    /// exactly) are clamped to it with a warning.
+    fn integer(&self, warnings: &mut Vec<Warning>) -> Result<u64> {
+        const MAX: u64 = 1 << 53;
         let bad = |what: String| {
             Error::config(format!(
                 "{}: expected a non-negative integer, got {what}{}",
@@ -258,13 +261,32 @@ impl Entry {
                 self.here()
             ))
         };
-        match self.value {
-            Raw::Int(i) if i >= 0 => Ok(i as u64),
-            Raw::Int(i) => Err(bad(i.to_string())),
-            Raw::Float(f) if f.fract() == 0.0 && (0.0..9.0e15).contains(&f) => Ok(f as u64),
-            Raw::Float(f) => Err(bad(f.to_string())),
-            _ => Err(self.wrong_type("a non-negative integer")),
+        let value = match self.value {
+            Raw::Int(i) if i >= 0 => i as u64,
+            Raw::Int(i) => return Err(bad(i.to_string())),
+            Raw::Float(f) if f.fract() == 0.0 && f >= 0.0 => {
+                if f > MAX as f64 {
+                    u64::MAX
+                } else {
+                    f as u64
+                }
+            }
+            Raw::Float(f) if f.abs() >= 1e15 => return Err(bad(format!("{f:e}"))),
+            Raw::Float(f) => return Err(bad(f.to_string())),
+            _ => return Err(self.wrong_type("a non-negative integer")),
+        };
+        if value > MAX {
+            warnings.push(Warning {
+                code: "CLAMPED",
+                message: format!(
+                    "{} is above the maximum of {MAX}; using {MAX}{}",
+                    self.name,
+                    self.here()
+                ),
+            });
+            return Ok(MAX);
         }
+        Ok(value)
     }
 }
 
@@ -312,12 +334,16 @@ fn validate(entries: Vec<Entry>) -> Result<Configured> {
             "tail_budget_ratio" => {
                 o.tail_budget_ratio = clamp(e, e.number()?, 0.05, 0.80, &mut warnings)
             }
-            "protect_head" => o.protect_head = to_usize(e.integer()?),
-            "protect_tail_min" => o.protect_tail_min = to_usize(e.integer()?),
-            "tool_prune_char_threshold" => o.tool_prune_char_threshold = to_usize(e.integer()?),
-            "max_tool_result_bytes" => o.max_tool_result_bytes = to_usize(e.integer()?),
-            "max_summary_tokens" => o.max_summary_tokens = e.integer()?,
-            "context_window" => o.context_window = e.integer()?,
+            "protect_head" => o.protect_head = to_usize(e.integer(&mut warnings)?),
+            "protect_tail_min" => o.protect_tail_min = to_usize(e.integer(&mut warnings)?),
+            "tool_prune_char_threshold" => {
+                o.tool_prune_char_threshold = to_usize(e.integer(&mut warnings)?)
+            }
+            "max_tool_result_bytes" => {
+                o.max_tool_result_bytes = to_usize(e.integer(&mut warnings)?)
+            }
+            "max_summary_tokens" => o.max_summary_tokens = e.integer(&mut warnings)?,
+            "context_window" => o.context_window = e.integer(&mut warnings)?,
             "summary_model" => o.summary_model = Some(e.string()?.to_string()),
             "show_settings_hint" => o.show_settings_hint = e.boolean()?,
             "random_ids" => o.random_ids = e.boolean()?,
@@ -352,15 +378,16 @@ fn validate(entries: Vec<Entry>) -> Result<Configured> {
             }
             k if JS_ONLY_KEYS.contains(&k) => {}
             _ => {
-                let message = format!("unknown option {:?}{} ignored", e.name, e.here());
                 if o.strict {
                     return Err(Error::config(format!(
-                        "{message} (strict mode rejects unknown options)"
+                        "unknown option {:?}{}: strict mode rejects unknown options; check the spelling or remove it",
+                        e.name,
+                        e.here()
                     )));
                 }
                 warnings.push(Warning {
                     code: "UNKNOWN_OPTION",
-                    message,
+                    message: format!("unknown option {:?}{} ignored", e.name, e.here()),
                 });
             }
         }
@@ -435,7 +462,12 @@ pub fn from_toml(text: &str) -> Result<Configured> {
     let top: Table = toml::from_str(text).map_err(parse_err)?;
     let table = if top.get("chat").is_some_and(|c| c.get_ref().is_table()) {
         toml::from_str::<Moltis>(text)
-            .map_err(parse_err)?
+            .map_err(|e| {
+                Error::config(format!(
+                    "chat.compaction: expected a table of options ([chat.compaction]); {}",
+                    parse_err(e).message()
+                ))
+            })?
             .chat
             .compaction
     } else {

@@ -25,52 +25,53 @@ pub fn repair(plan: Plan, views: &[Message<'_>], placement: ResultsPlacement) ->
     let mut out: Plan = Vec::with_capacity(plan.len() + 4);
     let mut group: Option<OpenGroup> = None;
     for step in plan {
-        let index = match &step {
-            Step::Keep { index, .. } => Some(*index),
-            Step::Insert(_) => None,
+        let Step::Keep { index, mut edits } = step else {
+            close(group.take(), &mut out, placement);
+            out.push(step);
+            continue;
         };
-        let view = index.map(|i| &views[i]);
-        if let (Some(m), Step::Keep { index, mut edits }) =
-            (view.filter(|m| m.has_results()), step.clone())
-        {
-            let accepts = group.as_ref().is_some_and(|g| {
-                placement == ResultsPlacement::FollowingMessages || g.first_results.is_none()
-            });
-            let mut orphans = Vec::new();
-            for (k, r) in m.results.iter().enumerate() {
-                let matched = accepts
-                    && group
-                        .as_mut()
-                        .is_some_and(|g| g.calls.contains(&r.id) && g.answered.insert(r.id));
-                if !matched {
-                    orphans.push(k);
-                }
-            }
-            let nothing_else =
-                m.texts.is_empty() && m.images == 0 && m.opaque_bytes == 0 && m.calls.is_empty();
-            if orphans.len() == m.results.len() && nothing_else {
-                continue; // the whole message was an orphan result
-            }
-            if !orphans.is_empty() {
-                edits.push(Edit::DropResults(orphans.clone()));
-            }
-            if let Some(g) = group.as_mut() {
-                if orphans.len() < m.results.len() && g.first_results.is_none() {
-                    g.first_results = Some(out.len());
-                }
+        let m = &views[index];
+        if !m.has_results() {
+            close(group.take(), &mut out, placement);
+            if !m.calls.is_empty() {
+                group = Some(OpenGroup {
+                    calls: m.calls.iter().map(|c| c.id).collect(),
+                    answered: HashSet::new(),
+                    first_results: None,
+                });
             }
             out.push(Step::Keep { index, edits });
             continue;
         }
-        close(group.take(), &mut out, placement);
-        if let Some(m) = view.filter(|m| !m.calls.is_empty()) {
-            group = Some(OpenGroup {
-                calls: m.calls.iter().map(|c| c.id).collect(),
-                answered: HashSet::new(),
-                first_results: None,
-            });
+        // Anthropic: only the one user message right after the calls may answer them.
+        let open = group.as_mut().filter(|g| {
+            placement == ResultsPlacement::FollowingMessages || g.first_results.is_none()
+        });
+        let mut orphans = Vec::new();
+        match open {
+            Some(g) => {
+                for (k, r) in m.results.iter().enumerate() {
+                    if !(g.calls.contains(&r.id) && g.answered.insert(r.id)) {
+                        orphans.push(k);
+                    }
+                }
+            }
+            None => orphans.extend(0..m.results.len()),
         }
-        out.push(step);
+        let nothing_else = m.texts.iter().all(|t| t.trim().is_empty())
+            && m.images == 0
+            && m.opaque_bytes == 0
+            && m.calls.is_empty();
+        if orphans.len() == m.results.len() && nothing_else {
+            continue; // the whole message was an orphan result
+        }
+        if !orphans.is_empty() {
+            edits.push(Edit::DropResults(orphans));
+        }
+        if let Some(g) = group.as_mut().filter(|g| g.first_results.is_none()) {
+            g.first_results = Some(out.len());
+        }
+        out.push(Step::Keep { index, edits });
     }
     close(group, &mut out, placement);
     out

@@ -38,15 +38,23 @@ fn every_corpus_conversation_compacts_correctly_in_both_offline_modes() {
                 if mode == "deterministic" && window != WINDOWS[0] {
                     continue; // the window does not affect deterministic output
                 }
-                let config = options::from_json(&json!({"mode": mode, "contextWindow": window})).unwrap();
+                let config =
+                    options::from_json(&json!({"mode": mode, "contextWindow": window})).unwrap();
                 let ctx = format!("{} {mode} window={window}", conv.name);
                 let first = match compact(&input, &config) {
                     Ok(r) => r,
-                    Err(e) if e.kind() == ErrorKind::TooSmallToCompact && mode != "deterministic" => {
+                    Err(e)
+                        if e.kind() == ErrorKind::TooSmallToCompact && mode != "deterministic" =>
+                    {
                         too_small += 1;
                         continue;
                     }
-                    Err(e) if e.kind() == ErrorKind::EmptyHistory && msgs.iter().all(|m| m["role"] == "system") => continue,
+                    Err(e)
+                        if e.kind() == ErrorKind::EmptyHistory
+                            && msgs.iter().all(|m| m["role"] == "system") =>
+                    {
+                        continue
+                    }
                     Err(e) => panic!("{ctx}: {e}"),
                 };
                 runs += 1;
@@ -63,7 +71,8 @@ fn every_corpus_conversation_compacts_correctly_in_both_offline_modes() {
                 }
                 assert_eq!(first.notice.messages_after, out.len());
                 let systems = msgs.iter().take_while(|m| m["role"] == "system").count();
-                let system_tokens = estimate_tokens(&Value::Array(msgs[..systems].to_vec()), &config).unwrap();
+                let system_tokens =
+                    estimate_tokens(&Value::Array(msgs[..systems].to_vec()), &config).unwrap();
                 if first.notice.tokens_before > 1_500 + system_tokens {
                     assert!(
                         first.notice.tokens_after < first.notice.tokens_before,
@@ -72,20 +81,31 @@ fn every_corpus_conversation_compacts_correctly_in_both_offline_modes() {
                         first.notice.tokens_after
                     );
                 }
-                let is_marker = |m: &Value| m["content"].as_str().is_some_and(|t| t.starts_with("[Conversation Compacted]"));
+                let is_marker = |m: &Value| {
+                    m["content"]
+                        .as_str()
+                        .is_some_and(|t| t.starts_with("[Conversation Compacted]"))
+                };
                 if mode == "recency_preserving" && out.iter().any(is_marker) {
                     let head = msgs.len().min(3);
                     assert_eq!(&out[..head], &msgs[..head], "{ctx}: head not verbatim");
                     for m in &msgs[msgs.len().saturating_sub(3)..] {
                         if m["role"] != "tool" && !m["content"].is_array() {
-                            assert!(out.contains(m), "{ctx}: a newest message is not verbatim in the output");
+                            assert!(
+                                out.contains(m),
+                                "{ctx}: a newest message is not verbatim in the output"
+                            );
                         }
                     }
                     assert!(first.request.is_some() == input.is_object());
                 }
                 if mode == "deterministic" {
                     assert_eq!(out.len(), systems + 1, "{ctx}");
-                    assert_eq!(&out[..systems], &msgs[..systems], "{ctx}: system messages not kept");
+                    assert_eq!(
+                        &out[..systems],
+                        &msgs[..systems],
+                        "{ctx}: system messages not kept"
+                    );
                 }
             }
         }

@@ -13,7 +13,9 @@ struct Score {
 }
 
 fn score(pairs: &[(f64, f64)]) -> Score {
-    let (est, exact): (f64, f64) = pairs.iter().fold((0.0, 0.0), |(a, b), (e, x)| (a + e, b + x));
+    let (est, exact): (f64, f64) = pairs
+        .iter()
+        .fold((0.0, 0.0), |(a, b), (e, x)| (a + e, b + x));
     let mae = pairs.iter().map(|(e, x)| (e - x).abs() / x).sum::<f64>() / pairs.len() as f64;
     Score {
         bias: est / exact - 1.0,
@@ -29,7 +31,12 @@ fn estimator_beats_chars_over_four_in_every_category() {
         return;
     }
     let o200k = tiktoken_rs::o200k_base().unwrap();
-    for cat in [Category::Prose, Category::Code, Category::Json, Category::Cjk] {
+    for cat in [
+        Category::Prose,
+        Category::Code,
+        Category::Json,
+        Category::Cjk,
+    ] {
         let mut ours = Vec::new();
         let mut naive = Vec::new();
         for (_, t) in texts.iter().filter(|(c, _)| *c == cat) {
@@ -51,7 +58,12 @@ fn estimator_beats_chars_over_four_in_every_category() {
         );
         assert!(a.bias.abs() <= 0.06, "{cat:?}: bias {:+.3}", a.bias);
         assert!(a.bias >= -0.05, "{cat:?}: undercounts by {:+.3}", a.bias);
-        assert!(a.mae < b.mae * 0.75, "{cat:?}: MAE {:.3} not clearly better than chars/4 {:.3}", a.mae, b.mae);
+        assert!(
+            a.mae < b.mae * 0.75,
+            "{cat:?}: MAE {:.3} not clearly better than chars/4 {:.3}",
+            a.mae,
+            b.mae
+        );
         assert!(a.mae <= 0.12, "{cat:?}: MAE {:.3}", a.mae);
     }
 }

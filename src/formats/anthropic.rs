@@ -74,8 +74,11 @@ fn read_block<'a>(
         Error::input(
             format!("{}.type", path()),
             format!(
-                "a {what} block belongs in an {belongs} message, not a {} message",
-                role.label()
+                "a {what} block belongs in {belongs} message, not in {} message",
+                match role {
+                    Role::Assistant => "an assistant",
+                    _ => "a user",
+                }
             ),
         )
     };
@@ -89,7 +92,7 @@ fn read_block<'a>(
         "image" => msg.images += 1,
         "tool_use" => {
             if role != Role::Assistant {
-                return Err(misplaced("tool_use", "assistant"));
+                return Err(misplaced("tool_use", "an assistant"));
             }
             let id = req_str(b, "id", &path)?;
             if !seen.insert(id) {
@@ -110,7 +113,7 @@ fn read_block<'a>(
         }
         "tool_result" => {
             if role != Role::User {
-                return Err(misplaced("tool_result", "user"));
+                return Err(misplaced("tool_result", "a user"));
             }
             let id = req_str(b, "tool_use_id", &path)?;
             let is_error = matches!(b.get("is_error"), Some(Value::Bool(true)));

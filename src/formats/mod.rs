@@ -238,7 +238,11 @@ impl<'a> Document<'a> {
                         if stamp.ids {
                             let id = match stamp.random_ids.then(random_id).flatten() {
                                 Some(id) => id,
-                                None => derived_id(&Value::Object(msg.clone()).to_string()),
+                                None => derived_id(&format!(
+                                    "{}:{}",
+                                    out.len(),
+                                    Value::Object(msg.clone())
+                                )),
                             };
                             msg.insert("id".into(), Value::String(id));
                         }
@@ -285,7 +289,7 @@ fn user_text(text: &str) -> Map<String, Value> {
     m
 }
 
-/// A deterministic id derived from a message's content (FNV-1a, 64 bits).
+/// A deterministic id derived from a message's position and content (FNV-1a, 64 bits).
 fn derived_id(content: &str) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in content.bytes() {

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use crate::bound::{bound, SUMMARY_BUDGET};
 use crate::error::{Error, ErrorKind, Result};
 use crate::message::{Message, Role};
-use crate::modes::Outcome;
+use crate::modes::{drop_empty, Outcome};
 use crate::plan::{Step, Synthetic};
 use crate::prune::describe_call;
 use crate::text::{
@@ -64,11 +64,13 @@ pub fn plan(views: &[Message<'_>]) -> Result<Outcome> {
         bound(&lines, budget).join("\n")
     );
     let text = format!("{SUMMARY_PREFIX}{PREAMBLE}\n\n{summary}\n\n{DIRECTIVE}");
-    let mut steps: Vec<Step> = (0..lead).map(Step::keep).collect();
+    let mut warnings = Vec::new();
+    let mut steps = drop_empty((0..lead).map(Step::keep).collect(), views, &mut warnings);
     steps.push(Step::Insert(Synthetic::Summary(text)));
     Ok(Outcome {
         plan: steps,
         summary: Some(summary),
+        warnings,
     })
 }
 

@@ -4,7 +4,9 @@
 pub mod deterministic;
 pub mod recency;
 
-use crate::plan::Plan;
+use crate::message::Message;
+use crate::options::Warning;
+use crate::plan::{Plan, Step};
 
 /// What a mode decided.
 #[derive(Debug, Clone, PartialEq)]
@@ -13,4 +15,24 @@ pub struct Outcome {
     pub plan: Plan,
     /// The summary text, for modes that write one.
     pub summary: Option<String>,
+    /// Remarks about the input (dropped empty messages).
+    pub warnings: Vec<Warning>,
+}
+
+/// Removes kept messages that are empty (providers reject them), with a warning each.
+pub fn drop_empty(plan: Plan, views: &[Message<'_>], warnings: &mut Vec<Warning>) -> Plan {
+    plan.into_iter()
+        .filter(|step| match step {
+            Step::Keep { index, .. } if views[*index].is_empty() => {
+                warnings.push(Warning {
+                    code: "EMPTY_MESSAGE_DROPPED",
+                    message: format!(
+                        "messages[{index}] has no content; providers reject empty messages, so it was left out"
+                    ),
+                });
+                false
+            }
+            _ => true,
+        })
+        .collect()
 }

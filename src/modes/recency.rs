@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use crate::error::{Error, ErrorKind, Result};
 use crate::formats::ResultsPlacement;
 use crate::message::{Message, Role};
-use crate::modes::Outcome;
+use crate::modes::{drop_empty, Outcome};
 use crate::options::Options;
 use crate::pairs::repair;
 use crate::plan::{Plan, Step, Synthetic};
@@ -75,9 +75,12 @@ pub fn plan(
             ),
         ));
     }
+    let mut warnings = Vec::new();
+    let steps = drop_empty(steps, views, &mut warnings);
     Ok(Outcome {
         plan: repair(steps, views, placement),
         summary: None,
+        warnings,
     })
 }
 

@@ -33,7 +33,12 @@ fn parse(text: &str) -> Result<serde_json::Value> {
 /// Compacts a history (JSON text) with the offline modes.
 #[wasm_bindgen(js_name = compactJson)]
 pub fn compact_json(input: &str, options: &str) -> String {
-    envelope(config_from_json_text(options).and_then(|c| crate::compact(&parse(input)?, &c)))
+    envelope(config_from_json_text(options).and_then(|c| {
+        let (history, warning) = crate::parse_history(input)?;
+        let mut result = crate::compact(&history, &c)?;
+        result.warnings.extend(warning);
+        Ok(result)
+    }))
 }
 
 /// Estimated tokens of a text (JSON string) or a history.

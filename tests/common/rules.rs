@@ -39,7 +39,9 @@ fn check_openai(messages: &[Value]) -> Result<(), String> {
     while i < messages.len() {
         let m = &messages[i];
         if is_tool_message(m) {
-            return Err(format!("messages[{i}] is a tool result without a call right before it"));
+            return Err(format!(
+                "messages[{i}] is a tool result without a call right before it"
+            ));
         }
         let calls: Vec<&str> = m["tool_calls"]
             .as_array()
@@ -53,7 +55,9 @@ fn check_openai(messages: &[Value]) -> Result<(), String> {
         while i < messages.len() && is_tool_message(&messages[i]) {
             let id = messages[i]["tool_call_id"].as_str().unwrap_or("");
             if !calls.contains(&id) {
-                return Err(format!("messages[{i}] answers {id:?}, which the assistant before did not call"));
+                return Err(format!(
+                    "messages[{i}] answers {id:?}, which the assistant before did not call"
+                ));
             }
             if !answered.insert(id) {
                 return Err(format!("messages[{i}] answers {id:?} a second time"));
@@ -62,7 +66,10 @@ fn check_openai(messages: &[Value]) -> Result<(), String> {
         }
         let want: BTreeSet<&str> = calls.into_iter().collect();
         if answered != want {
-            return Err(format!("calls {:?} before messages[{i}] have no result", want.difference(&answered).collect::<Vec<_>>()));
+            return Err(format!(
+                "calls {:?} before messages[{i}] have no result",
+                want.difference(&answered).collect::<Vec<_>>()
+            ));
         }
     }
     Ok(())
@@ -79,23 +86,40 @@ fn check_anthropic(messages: &[Value]) -> Result<(), String> {
             .collect();
         let prev_calls: BTreeSet<&str> = i
             .checked_sub(1)
-            .map(|p| blocks(&messages[p], "tool_use").iter().filter_map(|b| b["id"].as_str()).collect())
+            .map(|p| {
+                blocks(&messages[p], "tool_use")
+                    .iter()
+                    .filter_map(|b| b["id"].as_str())
+                    .collect()
+            })
             .unwrap_or_default();
         let got: BTreeSet<&str> = results.iter().copied().collect();
         if got.len() != results.len() {
             return Err(format!("messages[{i}] answers a call twice"));
         }
         if !got.is_subset(&prev_calls) {
-            return Err(format!("messages[{i}] has tool_result blocks for calls not made right before it"));
+            return Err(format!(
+                "messages[{i}] has tool_result blocks for calls not made right before it"
+            ));
         }
-        let calls: BTreeSet<&str> = blocks(m, "tool_use").iter().filter_map(|b| b["id"].as_str()).collect();
+        let calls: BTreeSet<&str> = blocks(m, "tool_use")
+            .iter()
+            .filter_map(|b| b["id"].as_str())
+            .collect();
         if !calls.is_empty() {
             let next: BTreeSet<&str> = messages
                 .get(i + 1)
-                .map(|n| blocks(n, "tool_result").iter().filter_map(|b| b["tool_use_id"].as_str()).collect())
+                .map(|n| {
+                    blocks(n, "tool_result")
+                        .iter()
+                        .filter_map(|b| b["tool_use_id"].as_str())
+                        .collect()
+                })
                 .unwrap_or_default();
             if next != calls {
-                return Err(format!("tool_use blocks of messages[{i}] are not all answered in the next message"));
+                return Err(format!(
+                    "tool_use blocks of messages[{i}] are not all answered in the next message"
+                ));
             }
         }
         if let Some(a) = m["content"].as_array() {
@@ -103,7 +127,9 @@ fn check_anthropic(messages: &[Value]) -> Result<(), String> {
             let last_result = a.iter().rposition(|b| b["type"] == "tool_result");
             if let (Some(t), Some(r)) = (first_text, last_result) {
                 if t < r {
-                    return Err(format!("messages[{i}] has content before its tool_result blocks"));
+                    return Err(format!(
+                        "messages[{i}] has content before its tool_result blocks"
+                    ));
                 }
             }
         }

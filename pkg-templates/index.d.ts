@@ -1,0 +1,315 @@
+// Types of the chat-compaction package (one set for every runtime entry).
+
+/** The compaction strategies. */
+export type Mode = "deterministic" | "recency_preserving" | "structured" | "llm_replace";
+/** Mode spellings accepted on input (Moltis's documented hyphenated aliases included). */
+export type ModeInput = Mode | "recency-preserving" | "llm-replace";
+/** Message formats. */
+export type Format = "openai" | "anthropic" | "moltis";
+/** Token estimator profiles. */
+export type Tokenizer = "o200k" | "cl100k" | "claude";
+
+// ---- OpenAI Chat Completions -------------------------------------------------
+
+/** A content part of an OpenAI message. */
+export type OpenAIContentPart =
+  | { type: "text"; text: string }
+  | { type: "image_url"; image_url: { url: string; detail?: "auto" | "low" | "high" } }
+  | { type: "input_audio"; input_audio: { data: string; format: string } }
+  | { type: "refusal"; refusal: string };
+
+/** A function tool call made by an OpenAI assistant message. */
+export interface OpenAIToolCall {
+  id: string;
+  type: "function";
+  function: { name: string; /** JSON-encoded arguments. */ arguments: string };
+}
+
+/** A message of the OpenAI Chat Completions API. Unknown fields are kept verbatim. */
+export type OpenAIMessage =
+  | { role: "system" | "developer"; content: string | OpenAIContentPart[]; name?: string; [extra: string]: unknown }
+  | { role: "user"; content: string | OpenAIContentPart[]; name?: string; [extra: string]: unknown }
+  | { role: "assistant"; content?: string | OpenAIContentPart[] | null; tool_calls?: OpenAIToolCall[]; refusal?: string | null; [extra: string]: unknown }
+  | { role: "tool"; tool_call_id: string; content: string | OpenAIContentPart[]; [extra: string]: unknown };
+
+// ---- Anthropic Messages --------------------------------------------------------
+
+/** A text block. */
+export interface AnthropicTextBlock { type: "text"; text: string; [extra: string]: unknown }
+/** An image block. */
+export interface AnthropicImageBlock { type: "image"; source: { type: string; [extra: string]: unknown }; [extra: string]: unknown }
+/** A tool call in an assistant message. */
+export interface AnthropicToolUseBlock { type: "tool_use"; id: string; name: string; input: unknown; [extra: string]: unknown }
+/** A tool result in the user message right after the call. */
+export interface AnthropicToolResultBlock {
+  type: "tool_result";
+  tool_use_id: string;
+  content?: string | Array<AnthropicTextBlock | AnthropicImageBlock>;
+  is_error?: boolean;
+  [extra: string]: unknown;
+}
+/** Extended thinking. */
+export interface AnthropicThinkingBlock { type: "thinking"; thinking: string; signature?: string; [extra: string]: unknown }
+/** Any content block of the Anthropic Messages API. */
+export type AnthropicContentBlock =
+  | AnthropicTextBlock
+  | AnthropicImageBlock
+  | AnthropicToolUseBlock
+  | AnthropicToolResultBlock
+  | AnthropicThinkingBlock
+  | { type: "redacted_thinking"; data: string; [extra: string]: unknown }
+  | { type: "document"; source: unknown; [extra: string]: unknown };
+
+/** A message of the Anthropic Messages API. */
+export interface AnthropicMessage {
+  role: "user" | "assistant";
+  content: string | AnthropicContentBlock[];
+  [extra: string]: unknown;
+}
+
+/** An Anthropic Messages request: `system` stays outside the messages. */
+export interface AnthropicRequest {
+  system?: string | AnthropicTextBlock[];
+  messages: AnthropicMessage[];
+  [extra: string]: unknown;
+}
+
+// ---- Moltis sessions -------------------------------------------------------------
+
+/** A message of a Moltis session (OpenAI-like, plus `notice`, `tool_result` and `created_at`). */
+export type MoltisMessage =
+  | (OpenAIMessage & { created_at?: number })
+  | { role: "notice"; content: string; created_at?: number; [extra: string]: unknown }
+  | {
+      role: "tool_result";
+      tool_call_id: string;
+      tool_name?: string;
+      success?: boolean;
+      result?: unknown;
+      error?: string;
+      created_at?: number;
+      [extra: string]: unknown;
+    };
+
+/** A message in any supported format. */
+export type Message = OpenAIMessage | AnthropicMessage | MoltisMessage;
+
+/** A request object that holds the messages (`{model, messages, …}` or `{system, messages, …}`). */
+export interface RequestWithMessages<M extends Message = Message> {
+  messages: M[];
+  [extra: string]: unknown;
+}
+
+/** What `compact` accepts: a message array or a request object. */
+export type History<M extends Message = Message> = M[] | RequestWithMessages<M>;
+
+// ---- Summarizer (LLM modes) ------------------------------------------------------
+
+/** Token usage a summarizer may report; snake_case and OpenAI names are accepted too. */
+export interface SummarizerUsage {
+  inputTokens?: number;
+  outputTokens?: number;
+  input_tokens?: number;
+  output_tokens?: number;
+  prompt_tokens?: number;
+  completion_tokens?: number;
+}
+
+/** What the library asks a summarizer for (structured and llm_replace modes). */
+export interface SummarizerRequest {
+  /** The mode asking. */
+  mode: "structured" | "llm_replace";
+  /** The system instruction to send. */
+  system: string;
+  /** The messages to summarize, role-separated, in the input's format. */
+  messages: Message[];
+  /** The final user instruction. */
+  instruction: string;
+  /** The newest earlier summary, when re-compacting. */
+  previousSummary?: string;
+  /** `summaryModel` from the options. */
+  model?: string;
+  /** `maxSummaryTokens` from the options. */
+  maxTokens: number;
+  /** Aborts the call when the caller aborts. */
+  signal?: AbortSignal;
+}
+
+/** What a summarizer may return. */
+export type SummarizerResponse = string | { text: string; usage?: SummarizerUsage };
+
+/** A caller-supplied summarizer; the library never does network I/O itself. */
+export type Summarizer = (
+  request: SummarizerRequest,
+) => SummarizerResponse | Promise<SummarizerResponse> | AsyncIterable<string> | ReadableStream<string>;
+
+// ---- Options ---------------------------------------------------------------------
+
+/** Options; every key may also be written in snake_case (`protect_head`). */
+export interface CompactionOptions {
+  /** The strategy (default `"deterministic"`). */
+  mode?: ModeInput;
+  /** Auto-compact trigger and tail-budget multiplier, clamped to [0.1, 0.95] (default 0.95). */
+  thresholdPercent?: number;
+  /** Head messages kept verbatim (default 3). */
+  protectHead?: number;
+  /** Minimum tail messages kept verbatim (default 20). */
+  protectTailMin?: number;
+  /** Tail budget = contextWindow × thresholdPercent × this, clamped to [0.05, 0.80] (default 0.20). */
+  tailBudgetRatio?: number;
+  /** Older tool outputs longer than this many UTF-8 bytes become placeholders (default 200). */
+  toolPruneCharThreshold?: number;
+  /** The model's context window in tokens (default 200000). */
+  contextWindow?: number;
+  /** Model passed to the summarizer. */
+  summaryModel?: string;
+  /** Token limit passed to the summarizer (default 4096). */
+  maxSummaryTokens?: number;
+  /** Cap on each tool output in the summarizer input, in bytes (default 50000). */
+  maxToolResultBytes?: number;
+  /** Add the settings hint line to the notice (default true). */
+  showSettingsHint?: boolean;
+  /** Force the message format instead of detecting it. */
+  format?: Format | "auto";
+  /** Which tokenizer the estimator imitates (default "o200k"). */
+  tokenizer?: Tokenizer;
+  /** `created_at` (ms) for synthesized Moltis messages; default: that of the messages they replace. */
+  now?: number;
+  /** Random instead of content-derived ids for synthesized messages (default false). */
+  randomIds?: boolean;
+  /** Unknown option keys are errors instead of warnings (default false). */
+  strict?: boolean;
+  /** The summarizer for the LLM modes (structured, llm_replace; not available yet: SUMMARIZER_REQUIRED). */
+  summarize?: Summarizer;
+  /** Aborts an LLM-mode compaction. */
+  signal?: AbortSignal;
+  /** Time limit for the summarizer call, in ms. */
+  timeoutMs?: number;
+
+  /** snake_case spelling of `thresholdPercent`. */
+  threshold_percent?: number;
+  /** snake_case spelling of `protectHead`. */
+  protect_head?: number;
+  /** snake_case spelling of `protectTailMin`. */
+  protect_tail_min?: number;
+  /** snake_case spelling of `tailBudgetRatio`. */
+  tail_budget_ratio?: number;
+  /** snake_case spelling of `toolPruneCharThreshold`. */
+  tool_prune_char_threshold?: number;
+  /** snake_case spelling of `contextWindow`. */
+  context_window?: number;
+  /** snake_case spelling of `summaryModel`. */
+  summary_model?: string;
+  /** snake_case spelling of `maxSummaryTokens`. */
+  max_summary_tokens?: number;
+  /** snake_case spelling of `maxToolResultBytes`. */
+  max_tool_result_bytes?: number;
+  /** snake_case spelling of `showSettingsHint`. */
+  show_settings_hint?: boolean;
+  /** snake_case spelling of `randomIds`. */
+  random_ids?: boolean;
+  /** snake_case spelling of `timeoutMs`. */
+  timeout_ms?: number;
+}
+
+/** The effective options after defaults and clamping (what `parseConfig` returns). */
+export interface EffectiveOptions {
+  mode: Mode;
+  thresholdPercent: number;
+  protectHead: number;
+  protectTailMin: number;
+  tailBudgetRatio: number;
+  toolPruneCharThreshold: number;
+  summaryModel?: string;
+  maxSummaryTokens: number;
+  showSettingsHint: boolean;
+  contextWindow: number;
+  maxToolResultBytes: number;
+  format?: Format;
+  tokenizer: Tokenizer;
+  now?: number;
+  randomIds: boolean;
+  strict: boolean;
+}
+
+// ---- Results -----------------------------------------------------------------------
+
+/** A non-fatal remark: a clamped value, an unknown key. */
+export interface Warning {
+  code: "CLAMPED" | "UNKNOWN_OPTION";
+  message: string;
+}
+
+/** What a compaction did. */
+export interface Notice {
+  /** The mode whose output this is. */
+  mode: Mode;
+  /** The mode that was asked for. */
+  requestedMode: Mode;
+  /** Set when an LLM mode fell back to recency_preserving. */
+  fallback?: { from: Mode; reason: string };
+  messagesBefore: number;
+  messagesAfter: number;
+  /** Estimated tokens of the input (system prompt included). */
+  tokensBefore: number;
+  /** Estimated tokens of the output. */
+  tokensAfter: number;
+  compactionInputTokens: number;
+  compactionOutputTokens: number;
+  compactionTotalTokens: number;
+  /** The settings hint, when `showSettingsHint` is on. */
+  settingsHint?: string;
+  /** The human notice, e.g. "🧹 Conversation compacted\nMode: Recency preserving\n…". */
+  text: string;
+}
+
+/** The result of a compaction. */
+export interface CompactionResult<M extends Message = Message, R = undefined> {
+  /** The compacted messages, in the input's format. */
+  messages: M[];
+  /** The input request object with only `messages` replaced (request input only). */
+  request: R;
+  notice: Notice;
+  /** The summary text, for modes that write one. */
+  summary?: string;
+  warnings: Warning[];
+}
+
+/** Stable error codes. */
+export type ErrorCode =
+  | "INVALID_INPUT"
+  | "INVALID_CONFIG"
+  | "EMPTY_HISTORY"
+  | "TOO_SMALL_TO_COMPACT"
+  | "SUMMARIZER_REQUIRED"
+  | "LLM_FAILED"
+  | "EMPTY_SUMMARY"
+  | "ABORTED";
+
+/** Every error the library throws. */
+export declare class CompactionError extends Error {
+  readonly name: "CompactionError";
+  /** Stable code. */
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown });
+}
+
+// ---- Functions ---------------------------------------------------------------------
+
+/** Compacts a message array with an offline mode. Never mutates the input. */
+export declare function compactSync<M extends Message>(history: M[], options?: CompactionOptions): CompactionResult<M>;
+/** Compacts a request object; `request` is the same object with only `messages` replaced. */
+export declare function compactSync<R extends RequestWithMessages>(history: R, options?: CompactionOptions): CompactionResult<R["messages"][number], R>;
+
+/** Like `compactSync`, as a promise. */
+export declare function compact<M extends Message>(history: M[], options?: CompactionOptions): Promise<CompactionResult<M>>;
+export declare function compact<R extends RequestWithMessages>(history: R, options?: CompactionOptions): Promise<CompactionResult<R["messages"][number], R>>;
+
+/** Estimated tokens of a text, or of a whole history (framing included). */
+export declare function estimateTokens(input: string | History, options?: CompactionOptions): number;
+
+/** Whether the next request (history + pending text) reaches the auto-compact threshold. */
+export declare function shouldCompact(history: History, options?: CompactionOptions, pendingText?: string): boolean;
+
+/** Effective options and warnings from TOML (`[chat.compaction]` of a moltis.toml, or a bare table). */
+export declare function parseConfig(toml: string): { options: EffectiveOptions; warnings: Warning[] };
