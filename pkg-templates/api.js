@@ -1,5 +1,11 @@
-// The package's JS API over the raw wasm exports: JSON in, JSON out, coded errors.
-// Every runtime entry file initialises the wasm module, then re-exports this.
+// The package's JS API over the raw wasm exports. Every runtime entry file
+// initialises the wasm module, then re-exports this.
+//
+// Histories cross into wasm as a value tape (src/tape.rs documents it): one walk
+// over the caller's objects writes the structure into a Uint32Array and every
+// string, UTF-8, into one byte buffer — no JSON.stringify, no per-character
+// copying. wasm answers with a plan; messages it kept verbatim come back as input
+// indices and are returned as the caller's own objects (never mutated, never copied).
 import * as raw from "./chat_compaction.js";
 
 /** An error from chat-compaction; `code` is stable (INVALID_INPUT, TOO_SMALL_TO_COMPACT, …). */
@@ -11,40 +17,164 @@ export class CompactionError extends Error {
   }
 }
 
+const MAX_DEPTH = 128;
+const encoder = new TextEncoder();
+
+// Scratch buffers, reused across calls and grown on demand.
+let words = new Uint32Array(1 << 14);
+let numbers = new Float64Array(256);
+let bytes = new Uint8Array(1 << 16);
+let nWords = 0;
+let nNumbers = 0;
+let nBytes = 0;
+// Byte ranges of short strings (keys, roles, types) already in `bytes` this call.
+const shortStrings = new Map();
+
+function grow(array, need) {
+  let size = array.length * 2;
+  while (size < need) size *= 2;
+  const bigger = new array.constructor(size);
+  bigger.set(array);
+  return bigger;
+}
+
+function word(w) {
+  if (nWords === words.length) words = grow(words, nWords + 1);
+  words[nWords++] = w;
+}
+
+function string(s) {
+  if (s.length <= 24) {
+    const known = shortStrings.get(s);
+    if (known !== undefined) {
+      word(known[0]);
+      word(known[1]);
+      return;
+    }
+  }
+  const most = s.length * 3;
+  if (nBytes + most > bytes.length) bytes = grow(bytes, nBytes + most);
+  const { written } = encoder.encodeInto(s, bytes.subarray(nBytes));
+  if (s.length <= 24) shortStrings.set(s, [nBytes, written]);
+  word(nBytes);
+  word(written);
+  nBytes += written;
+}
+
+function invalid(message) {
+  return new CompactionError("INVALID_INPUT", message);
+}
+
+/** Writes `v` as JSON.stringify would see it (toJSON honoured, undefined and functions skipped). */
+function value(v, depth, path) {
+  switch (typeof v) {
+    case "string":
+      word(4);
+      string(v);
+      return;
+    case "number":
+      if (!Number.isFinite(v)) {
+        word(0);
+        return;
+      }
+      word(3);
+      if (nNumbers === numbers.length) numbers = grow(numbers, nNumbers + 1);
+      word(nNumbers);
+      numbers[nNumbers++] = v;
+      return;
+    case "boolean":
+      word(v ? 2 : 1);
+      return;
+    case "bigint":
+      throw invalid(`${path}: a BigInt cannot be part of a chat message (convert it to a number or a string)`);
+    case "object": {
+      if (v === null) {
+        word(0);
+        return;
+      }
+      if (typeof v.toJSON === "function") {
+        value(v.toJSON(), depth, path);
+        return;
+      }
+      if (depth >= MAX_DEPTH) throw invalid(`${path}: nested deeper than ${MAX_DEPTH} levels; flatten the data or check for a cycle`);
+      if (Array.isArray(v)) {
+        word(5);
+        word(v.length);
+        for (let i = 0; i < v.length; i++) {
+          const item = v[i];
+          if (item === undefined || typeof item === "function" || typeof item === "symbol") word(0);
+          else value(item, depth + 1, path);
+        }
+        return;
+      }
+      word(6);
+      const countAt = nWords;
+      word(0);
+      let count = 0;
+      for (const key of Object.keys(v)) {
+        const item = v[key];
+        if (item === undefined || typeof item === "function" || typeof item === "symbol") continue;
+        string(key);
+        value(item, depth + 1, path);
+        count++;
+      }
+      words[countAt] = count;
+      return;
+    }
+    default:
+      word(0);
+  }
+}
+
+/** Encodes `input` into the scratch buffers; returns the three views to pass to wasm. */
+function tape(input, what) {
+  if (input === undefined) {
+    throw invalid(`${what}: expected an array of messages or a request object with a "messages" array, got undefined`);
+  }
+  nWords = 0;
+  nNumbers = 0;
+  nBytes = 0;
+  shortStrings.clear();
+  value(input, 0, what);
+  return [words.subarray(0, nWords), numbers.subarray(0, nNumbers), bytes.subarray(0, nBytes)];
+}
+
 function unwrap(envelope) {
   const parsed = JSON.parse(envelope);
   if (parsed.error) throw new CompactionError(parsed.error.code, parsed.error.message);
   return parsed.ok;
 }
 
+// Keys the JS layer handles itself; everything else goes to wasm for validation.
+const JS_ONLY = new Set(["summarize", "signal", "countTokens", "count_tokens"]);
+
 function optionsJson(options) {
   if (options === undefined || options === null) return "";
   if (typeof options !== "object" || Array.isArray(options)) {
-    throw new CompactionError("INVALID_CONFIG", `options: expected an object, got ${options === null ? "null" : Array.isArray(options) ? "an array" : typeof options}`);
+    const got = Array.isArray(options) ? "an array" : typeof options;
+    throw new CompactionError("INVALID_CONFIG", `options: expected an object, got ${got}`);
   }
-  return JSON.stringify(options);
+  return JSON.stringify(options, (key, v) => (key !== "" && JS_ONLY.has(key) ? undefined : v));
 }
 
-function historyJson(history) {
-  if (history === undefined) {
-    throw new CompactionError("INVALID_INPUT", "input: expected an array of messages or a request object with a \"messages\" array, got undefined");
-  }
-  try {
-    return JSON.stringify(history);
-  } catch (cause) {
-    throw new CompactionError("INVALID_INPUT", `input: cannot be serialized as JSON (${cause.message})`, { cause });
-  }
+function isRequest(history) {
+  return history !== null && typeof history === "object" && !Array.isArray(history);
 }
 
 /**
  * Compacts a history synchronously with an offline mode (`deterministic`, `recency_preserving`).
- * Returns `{ messages, request?, notice, summary?, warnings }`; never mutates `history`.
+ * Returns `{ messages, request?, notice, summary?, warnings }`. Kept messages are the
+ * caller's own objects; `history` is never mutated.
  */
 export function compactSync(history, options) {
-  const result = unwrap(raw.compactJson(historyJson(history), optionsJson(options)));
-  if (history !== null && typeof history === "object" && !Array.isArray(history)) {
-    result.request = { ...history, messages: result.messages };
-  }
+  const opts = optionsJson(options);
+  const [w, n, b] = tape(history, "input");
+  const { plan, notice, summary, warnings } = unwrap(raw.compactTape(w, n, b, opts));
+  const source = isRequest(history) ? history.messages : history;
+  const messages = plan.map((p) => (typeof p === "number" ? source[p] : p));
+  const result = { messages, notice, warnings };
+  if (summary !== undefined) result.summary = summary;
+  if (isRequest(history)) result.request = { ...history, messages };
   return result;
 }
 
@@ -53,14 +183,32 @@ export async function compact(history, options) {
   return compactSync(history, options);
 }
 
+/**
+ * For callers that already hold the history as JSON text: compacts it and returns
+ * the result (`{messages, request?, notice, summary?, warnings}`) as JSON text.
+ */
+export function compactJsonString(json, options) {
+  if (typeof json !== "string") {
+    throw invalid(`input: expected JSON text, got ${json === null ? "null" : typeof json}`);
+  }
+  const envelope = raw.compactJsonBytes(encoder.encode(json), optionsJson(options));
+  if (envelope.startsWith('{"ok":')) return envelope.slice(6, -1);
+  unwrap(envelope);
+  throw invalid("unexpected reply from the wasm module");
+}
+
 /** Estimated tokens of a text, or of a whole history (array or request object). */
 export function estimateTokens(input, options) {
-  return unwrap(raw.estimateTokensJson(historyJson(input), optionsJson(options)));
+  const opts = optionsJson(options);
+  const [w, n, b] = tape(input, "input");
+  return unwrap(raw.estimateTokensTape(w, n, b, opts));
 }
 
 /** Whether the next request (history + `pendingText`) reaches the auto-compact threshold. */
 export function shouldCompact(history, options, pendingText = "") {
-  return unwrap(raw.shouldCompactJson(historyJson(history), optionsJson(options), String(pendingText))).shouldCompact;
+  const opts = optionsJson(options);
+  const [w, n, b] = tape(history, "input");
+  return unwrap(raw.shouldCompactTape(w, n, b, opts, String(pendingText))).shouldCompact;
 }
 
 /** Effective options and warnings from TOML (`[chat.compaction]` of a moltis.toml, or a bare table). */

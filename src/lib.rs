@@ -35,8 +35,10 @@ pub mod options;
 pub mod pairs;
 pub mod plan;
 pub mod prune;
+pub mod tape;
 pub mod text;
 pub mod tokens;
+pub mod toml_lite;
 pub mod trigger;
 pub mod window;
 
@@ -49,7 +51,7 @@ use serde_json::Value;
 pub use error::{Error, ErrorKind, Result};
 pub use options::{Configured, Mode, Options, Warning};
 
-use formats::{Document, Stamp};
+use formats::{Document, Output, Stamp};
 use message::Message;
 use notice::Notice;
 use tokens::{message_tokens, Estimator, TokenCounter};
@@ -60,8 +62,7 @@ pub struct Compaction {
     /// The compacted messages, in the input's format.
     pub messages: Vec<Value>,
     /// The input request object with its messages replaced (when the input was one).
-    /// Not serialized: the JS layer rebuilds it from the caller's own object.
-    #[serde(skip)]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub request: Option<Value>,
     /// What happened.
     pub notice: Notice,
@@ -98,6 +99,54 @@ pub fn compact_with(
     config: &Configured,
     counter: &dyn TokenCounter,
 ) -> Result<Compaction> {
+    let planned = compact_planned(input, config, counter)?;
+    let doc = formats::open(input, config.options.format)?;
+    let messages: Vec<Value> = planned
+        .output
+        .into_iter()
+        .map(|o| match o {
+            Output::Kept(i) => doc.messages[i].clone(),
+            Output::New(v) => v,
+        })
+        .collect();
+    let request = doc.is_request.then(|| {
+        let mut r = input.clone();
+        if let Some(obj) = r.as_object_mut() {
+            obj.insert("messages".into(), Value::Array(messages.clone()));
+        }
+        r
+    });
+    Ok(Compaction {
+        messages,
+        request,
+        notice: planned.notice,
+        summary: planned.summary,
+        warnings: planned.warnings,
+    })
+}
+
+/// A compaction whose kept messages are referred to by their input index, so a
+/// caller holding the input (the JS layer) can reuse its own objects.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Planned {
+    /// The output messages: input indices for verbatim copies, values for the rest.
+    #[serde(rename = "plan")]
+    pub output: Vec<Output>,
+    /// What happened.
+    pub notice: Notice,
+    /// The summary text, for modes that write one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    /// Clamped options, dropped empty messages and the like.
+    pub warnings: Vec<Warning>,
+}
+
+/// Plans the compaction of `input` and renders only what is new or edited.
+pub fn compact_planned(
+    input: &Value,
+    config: &Configured,
+    counter: &dyn TokenCounter,
+) -> Result<Planned> {
     let o = &config.options;
     let doc = formats::open(input, o.format)?;
     let views = views(&doc, counter)?;
@@ -130,20 +179,25 @@ pub fn compact_with(
         now: o.now,
         random_ids: o.random_ids,
     };
-    let messages = doc.render(&views, &outcome.plan, &stamp);
+    let output = doc.render(&views, &outcome.plan, &stamp);
     let system = system_tokens(&doc, counter);
     let tokens_before = system + views.iter().map(|v| v.tokens).sum::<u64>();
-    let out_doc = Document {
-        format: doc.format,
-        root: &Value::Null,
-        messages: &messages,
-        is_request: false,
-    };
-    let tokens_after = system
-        + self::views(&out_doc, counter)?
-            .iter()
-            .map(|v| v.tokens)
-            .sum::<u64>();
+    // Kept messages reuse their estimate; only new and edited ones are read again.
+    let mut tokens_after = system;
+    for out in &output {
+        tokens_after += match out {
+            Output::Kept(i) => views[*i].tokens,
+            Output::New(v) => {
+                let one = Document {
+                    format: doc.format,
+                    root: &Value::Null,
+                    messages: std::slice::from_ref(v),
+                    is_request: false,
+                };
+                self::views(&one, counter)?.iter().map(|v| v.tokens).sum()
+            }
+        };
+    }
     if o.mode == Mode::RecencyPreserving && tokens_after >= tokens_before {
         return Err(Error::new(
             ErrorKind::TooSmallToCompact,
@@ -153,21 +207,14 @@ pub fn compact_with(
             ),
         ));
     }
-    let request = doc.is_request.then(|| {
-        let mut r = input.clone();
-        if let Some(obj) = r.as_object_mut() {
-            obj.insert("messages".into(), Value::Array(messages.clone()));
-        }
-        r
-    });
     let hint = o.show_settings_hint;
-    Ok(Compaction {
+    Ok(Planned {
         notice: Notice {
             mode: o.mode,
             requested_mode: o.mode,
             fallback: None,
             messages_before: views.len(),
-            messages_after: messages.len(),
+            messages_after: output.len(),
             tokens_before,
             tokens_after,
             compaction_input_tokens: 0,
@@ -176,8 +223,7 @@ pub fn compact_with(
             settings_hint: hint.then(|| notice::SETTINGS_HINT.to_string()),
             text: notice::text(o.mode, 0, 0, hint),
         },
-        messages,
-        request,
+        output,
         summary: outcome.summary,
         warnings: config
             .warnings

@@ -2,14 +2,13 @@
 //! (`[chat.compaction]` of a moltis.toml, or a bare table) or from a JSON object
 //! (camelCase or snake_case keys).
 
-use std::collections::BTreeMap;
-
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
 use crate::formats::Format;
 use crate::tokens::Profile;
+use crate::toml_lite::{self, TomlValue};
 
 /// The compaction strategy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -439,62 +438,57 @@ pub fn from_json(value: &Value) -> Result<Configured> {
 /// Options from a TOML document: the `[chat.compaction]` table of a moltis.toml
 /// (a document with a `chat` table), or a document whose top level is that table.
 pub fn from_toml(text: &str) -> Result<Configured> {
-    type Table = BTreeMap<String, toml::Spanned<toml::Value>>;
-    #[derive(serde::Deserialize)]
-    struct Chat {
-        #[serde(default)]
-        compaction: Table,
-    }
-    #[derive(serde::Deserialize)]
-    struct Moltis {
-        chat: Chat,
-    }
-    let parse_err = |e: toml::de::Error| {
-        let at = e
-            .span()
-            .map(|s| {
-                let (l, c) = line_col(text, s.start);
-                format!(" (line {l}, column {c})")
-            })
-            .unwrap_or_default();
-        Error::config(format!("invalid TOML{at}: {}", e.message().trim()))
-    };
-    let top: Table = toml::from_str(text).map_err(parse_err)?;
-    let table = if top.get("chat").is_some_and(|c| c.get_ref().is_table()) {
-        toml::from_str::<Moltis>(text)
-            .map_err(|e| {
-                Error::config(format!(
-                    "chat.compaction: expected a table of options ([chat.compaction]); {}",
-                    parse_err(e).message()
-                ))
-            })?
-            .chat
-            .compaction
-    } else {
-        top
-    };
-    let entries = table
-        .into_iter()
-        .map(|(key, spanned)| {
-            let location = Some(line_col(text, spanned.span().start));
-            let value = match spanned.into_inner() {
-                toml::Value::String(s) => Raw::Str(s),
-                toml::Value::Integer(i) => Raw::Int(i),
-                toml::Value::Float(f) => Raw::Float(f),
-                toml::Value::Boolean(b) => Raw::Bool(b),
-                toml::Value::Datetime(_) => Raw::Other("a datetime"),
-                toml::Value::Array(_) => Raw::Other("an array"),
-                toml::Value::Table(_) => Raw::Other("a table"),
-            };
-            Entry {
-                key: snake_case(&key),
-                name: key,
-                value,
-                location,
+    let at = |offset: usize| Some(line_col(text, offset));
+    let entries = toml_lite::parse(text).map_err(|e| {
+        let (l, c) = line_col(text, e.offset);
+        Error::config(format!(
+            "invalid TOML (line {l}, column {c}): {}",
+            e.message
+        ))
+    })?;
+    let moltis = entries
+        .iter()
+        .any(|e| e.path.len() >= 2 && e.path[0] == "chat");
+    let prefix: &[&str] = if moltis { &["chat", "compaction"] } else { &[] };
+    let mut options: Vec<Entry> = Vec::new();
+    for e in entries {
+        if !e.path.iter().zip(prefix).all(|(a, b)| a == b) || e.path.len() < prefix.len() {
+            continue;
+        }
+        let Some(key) = e.path.get(prefix.len()) else {
+            let (l, c) = line_col(text, e.offset);
+            return Err(Error::config(format!(
+                "chat.compaction: expected a table of options ([chat.compaction]), got a value (line {l}, column {c})"
+            )));
+        };
+        if options.iter().any(|o| &o.name == key) {
+            if e.path.len() == prefix.len() + 1 {
+                let (l, c) = line_col(text, e.offset);
+                return Err(Error::config(format!(
+                    "{key}: set twice (line {l}, column {c}); keep one"
+                )));
             }
-        })
-        .collect();
-    validate(entries)
+            continue;
+        }
+        let value = if e.path.len() > prefix.len() + 1 {
+            Raw::Other("a table")
+        } else {
+            match e.value {
+                TomlValue::Str(s) => Raw::Str(s),
+                TomlValue::Int(i) => Raw::Int(i),
+                TomlValue::Float(f) => Raw::Float(f),
+                TomlValue::Bool(b) => Raw::Bool(b),
+                TomlValue::Other(kind) => Raw::Other(kind),
+            }
+        };
+        options.push(Entry {
+            key: snake_case(key),
+            name: key.clone(),
+            value,
+            location: at(e.offset),
+        });
+    }
+    validate(options)
 }
 
 /// 1-based line and column (in characters) of byte `offset` in `text`.

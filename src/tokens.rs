@@ -132,111 +132,135 @@ impl Features {
     }
 }
 
-#[derive(Clone, Copy, PartialEq)]
-enum Class {
-    Lower,
-    Upper,
-    Digit,
-    Space,
-    Newline,
-    Punct,
-    Other,
-}
+// Byte classes of the scan.
+const LOWER: u8 = 0;
+const UPPER: u8 = 1;
+const DIGIT: u8 = 2;
+const SPACE: u8 = 3;
+const NEWLINE: u8 = 4;
+const PUNCT: u8 = 5;
+/// Lead byte of a two-byte character.
+const LEAD2: u8 = 6;
+/// Lead byte of a three-byte CJK character (U+3000–U+9FFF).
+const LEAD3_CJK: u8 = 7;
+/// Lead byte of any other three-byte character.
+const LEAD3: u8 = 8;
+const LEAD4: u8 = 9;
+/// A continuation byte out of place (cannot happen in a `str`; skipped).
+const CONT: u8 = 10;
 
-fn class_of(b: u8) -> Class {
-    match b {
-        b'a'..=b'z' => Class::Lower,
-        b'A'..=b'Z' => Class::Upper,
-        b'0'..=b'9' => Class::Digit,
-        b' ' | b'\t' => Class::Space,
-        b'\n' | b'\r' => Class::Newline,
-        0x80..=0xFF => Class::Other,
-        _ => Class::Punct,
+/// The class of every byte value, so the scan does one table look-up a byte.
+static CLASS: [u8; 256] = {
+    let mut t = [PUNCT; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = match b as u8 {
+            b'a'..=b'z' => LOWER,
+            b'A'..=b'Z' => UPPER,
+            b'0'..=b'9' => DIGIT,
+            b' ' | b'\t' => SPACE,
+            b'\n' | b'\r' => NEWLINE,
+            0x80..=0xBF => CONT,
+            0xC0..=0xDF => LEAD2,
+            0xE3..=0xE9 => LEAD3_CJK,
+            0xE0..=0xEF => LEAD3,
+            0xF0..=0xFF => LEAD4,
+            _ => PUNCT,
+        };
+        b += 1;
     }
-}
+    t
+};
 
 /// Scans `text` once and counts the pieces the estimate weighs.
 pub fn features(text: &str) -> Features {
-    let bytes = text.as_bytes();
-    let mut f = Features::default();
+    let b = text.as_bytes();
+    let n = b.len();
+    let class = |i: usize| CLASS[b[i] as usize];
+    let (mut words, mut long, mut digits, mut punct_runs, mut punct_extra) =
+        (0u32, 0u32, 0u32, 0u32, 0u32);
+    let (mut newlines, mut spaces, mut cjk, mut other3, mut two, mut four) =
+        (0u32, 0u32, 0u32, 0u32, 0u32, 0u32);
     let mut i = 0;
-    let n = bytes.len();
     while i < n {
-        let b = bytes[i];
-        match class_of(b) {
-            Class::Lower | Class::Upper => {
-                // A word: an optional run of capitals followed by lower-case letters
+        let start = i;
+        match class(i) {
+            LOWER | UPPER => {
+                // A word: capitals, then lower-case letters and two-byte letters
                 // (how the o200k pre-tokenizer cuts `CamelCase` and `HTTPServer`).
-                let start = i;
-                while i < n && bytes[i].is_ascii_uppercase() {
+                while i < n && class(i) == UPPER {
                     i += 1;
                 }
-                while i < n
-                    && (bytes[i].is_ascii_lowercase()
-                        || bytes[i] >= 0x80 && is_letter_tail(bytes, i))
-                {
-                    i += utf8_len(bytes[i]).min(n - i);
+                while i < n {
+                    match class(i) {
+                        LOWER => i += 1,
+                        LEAD2 if i + 1 < n => i += 2,
+                        _ => break,
+                    }
                 }
-                let len = (i - start) as f64;
-                f.words += 1.0;
-                f.long_word_letters += (len - 6.0).max(0.0);
+                words += 1;
+                long += (i - start).saturating_sub(6) as u32;
             }
-            Class::Digit => {
-                let start = i;
-                while i < n && bytes[i].is_ascii_digit() {
+            DIGIT => {
+                while i < n && class(i) == DIGIT {
                     i += 1;
                 }
-                f.digit_groups += (i - start).div_ceil(3) as f64;
+                digits += (i - start).div_ceil(3) as u32;
             }
-            Class::Space | Class::Newline => {
-                let start = i;
+            SPACE | NEWLINE => {
                 let mut newline = false;
-                while i < n && matches!(class_of(bytes[i]), Class::Space | Class::Newline) {
-                    newline |= bytes[i] == b'\n' || bytes[i] == b'\r';
+                while i < n {
+                    match class(i) {
+                        SPACE => {}
+                        NEWLINE => newline = true,
+                        _ => break,
+                    }
                     i += 1;
                 }
                 if newline {
-                    f.newline_runs += 1.0;
+                    newlines += 1;
                 } else if i - start > 1 {
-                    f.space_runs += 1.0;
+                    spaces += 1;
                 }
             }
-            Class::Punct => {
-                let start = i;
-                while i < n && class_of(bytes[i]) == Class::Punct {
+            PUNCT => {
+                while i < n && class(i) == PUNCT {
                     i += 1;
                 }
-                f.punct_runs += 1.0;
-                f.punct_extra += (i - start - 1) as f64;
+                punct_runs += 1;
+                punct_extra += (i - start - 1) as u32;
             }
-            Class::Other => {
-                let len = utf8_len(b);
-                match len {
-                    2 => f.two_byte += 1.0,
-                    3 if (0xE3..=0xE9).contains(&b) => f.cjk += 1.0,
-                    3 => f.other3 += 1.0,
-                    4 => f.four_byte += 1.0,
-                    _ => f.punct_runs += 1.0,
-                }
-                i += len.max(1).min(n - i);
+            LEAD2 => {
+                two += 1;
+                i += 2;
             }
+            LEAD3_CJK => {
+                cjk += 1;
+                i += 3;
+            }
+            LEAD3 => {
+                other3 += 1;
+                i += 3;
+            }
+            LEAD4 => {
+                four += 1;
+                i += 4;
+            }
+            _ => i += 1,
         }
     }
-    f
-}
-
-/// Whether the multi-byte character at `i` continues a word (two-byte letters do).
-fn is_letter_tail(bytes: &[u8], i: usize) -> bool {
-    utf8_len(bytes[i]) == 2
-}
-
-fn utf8_len(lead: u8) -> usize {
-    match lead {
-        0x00..=0x7F => 1,
-        0xC0..=0xDF => 2,
-        0xE0..=0xEF => 3,
-        0xF0..=0xF7 => 4,
-        _ => 1,
+    Features {
+        words: words.into(),
+        long_word_letters: long.into(),
+        digit_groups: digits.into(),
+        punct_runs: punct_runs.into(),
+        punct_extra: punct_extra.into(),
+        newline_runs: newlines.into(),
+        space_runs: spaces.into(),
+        cjk: cjk.into(),
+        other3: other3.into(),
+        two_byte: two.into(),
+        four_byte: four.into(),
     }
 }
 

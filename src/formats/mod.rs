@@ -75,6 +75,18 @@ pub struct Document<'a> {
     pub is_request: bool,
 }
 
+/// One message of the output: an input message copied verbatim, or a new or
+/// edited one. Keeping the distinction lets the JS layer return the caller's own
+/// objects for kept messages instead of copies.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum Output {
+    /// Input message `i`, unchanged.
+    Kept(usize),
+    /// A message the library wrote or edited.
+    New(Value),
+}
+
 /// How synthesized messages are stamped.
 #[derive(Debug, Clone, Default)]
 pub struct Stamp {
@@ -205,14 +217,14 @@ impl<'a> Document<'a> {
     }
 
     /// Renders `plan` into messages of this document's format.
-    pub fn render(&self, views: &[Message<'_>], plan: &Plan, stamp: &Stamp) -> Vec<Value> {
+    pub fn render(&self, views: &[Message<'_>], plan: &Plan, stamp: &Stamp) -> Vec<Output> {
         let mut out = Vec::with_capacity(plan.len());
         for (pos, step) in plan.iter().enumerate() {
             match step {
                 Step::Keep { index, edits } => {
                     let original = &self.messages[*index];
                     if edits.is_empty() {
-                        out.push(original.clone());
+                        out.push(Output::Kept(*index));
                         continue;
                     }
                     let mut copy = original.clone();
@@ -225,7 +237,7 @@ impl<'a> Document<'a> {
                             }
                         }
                     }
-                    out.push(copy);
+                    out.push(Output::New(copy));
                 }
                 Step::Insert(synthetic) => {
                     let time = self.time_for(plan, pos, views.len());
@@ -246,7 +258,7 @@ impl<'a> Document<'a> {
                             };
                             msg.insert("id".into(), Value::String(id));
                         }
-                        out.push(Value::Object(msg));
+                        out.push(Output::New(Value::Object(msg)));
                     }
                 }
             }

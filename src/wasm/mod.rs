@@ -1,13 +1,17 @@
-//! The JS side: thin wasm-bindgen exports over the core's JSON-text API.
+//! The JS side: thin wasm-bindgen exports over the core.
 //!
-//! Each export takes JSON text and returns an envelope, `{"ok": …}` or
-//! `{"error": {"code", "message"}}`; the package's JS layer turns error envelopes
-//! into `Error` objects with `code`. Nothing here decides anything.
+//! Histories arrive as a value tape (see [`crate::tape`]) that the package's JS
+//! layer writes straight from the caller's objects, or as UTF-8 JSON bytes.
+//! Each export returns an envelope, `{"ok": …}` or `{"error": {"code", "message"}}`;
+//! the JS layer turns error envelopes into `Error` objects with `code`.
+//! Nothing here decides anything.
 
 use serde::Serialize;
+use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
-use crate::{config_from_json_text, Error, ErrorKind, Result};
+use crate::tokens::Estimator;
+use crate::{config_from_json_text, tape, Error, ErrorKind, Result};
 
 fn envelope<T: Serialize>(result: Result<T>) -> String {
     let body = result.and_then(|v| {
@@ -21,40 +25,58 @@ fn envelope<T: Serialize>(result: Result<T>) -> String {
     }
 }
 
-fn parse(text: &str) -> Result<serde_json::Value> {
-    serde_json::from_str(text).map_err(|e| {
-        Error::new(
-            ErrorKind::InvalidInput,
-            format!("history is not valid JSON: {e}"),
-        )
-    })
+/// Compacts a history given as a value tape; kept messages come back as input
+/// indices (`{plan, notice, summary?, warnings}`).
+#[wasm_bindgen(js_name = compactTape)]
+pub fn compact_tape(words: &[u32], numbers: &[f64], bytes: &[u8], options: &str) -> String {
+    envelope(config_from_json_text(options).and_then(|c| {
+        let history = tape::decode(words, numbers, bytes)?;
+        crate::compact_planned(&history, &c, &Estimator(c.options.tokenizer))
+    }))
 }
 
-/// Compacts a history (JSON text) with the offline modes.
-#[wasm_bindgen(js_name = compactJson)]
-pub fn compact_json(input: &str, options: &str) -> String {
+/// Compacts a history given as UTF-8 JSON; the whole result comes back as JSON.
+#[wasm_bindgen(js_name = compactJsonBytes)]
+pub fn compact_json_bytes(json: &[u8], options: &str) -> String {
     envelope(config_from_json_text(options).and_then(|c| {
-        let (history, warning) = crate::parse_history(input)?;
+        let text = std::str::from_utf8(json).map_err(|e| {
+            Error::new(
+                ErrorKind::InvalidInput,
+                format!("history is not UTF-8: {e}"),
+            )
+        })?;
+        let (history, warning) = crate::parse_history(text)?;
         let mut result = crate::compact(&history, &c)?;
         result.warnings.extend(warning);
         Ok(result)
     }))
 }
 
-/// Estimated tokens of a text (JSON string) or a history.
-#[wasm_bindgen(js_name = estimateTokensJson)]
-pub fn estimate_tokens_json(input: &str, options: &str) -> String {
+fn history(words: &[u32], numbers: &[f64], bytes: &[u8]) -> Result<Value> {
+    tape::decode(words, numbers, bytes)
+}
+
+/// Estimated tokens of a text or a history, given as a value tape.
+#[wasm_bindgen(js_name = estimateTokensTape)]
+pub fn estimate_tokens_tape(words: &[u32], numbers: &[f64], bytes: &[u8], options: &str) -> String {
     envelope(
-        config_from_json_text(options).and_then(|c| crate::estimate_tokens(&parse(input)?, &c)),
+        config_from_json_text(options)
+            .and_then(|c| crate::estimate_tokens(&history(words, numbers, bytes)?, &c)),
     )
 }
 
-/// The auto-compact trigger for a history plus pending text.
-#[wasm_bindgen(js_name = shouldCompactJson)]
-pub fn should_compact_json(input: &str, options: &str, pending: &str) -> String {
+/// The auto-compact trigger for a history (value tape) plus pending text.
+#[wasm_bindgen(js_name = shouldCompactTape)]
+pub fn should_compact_tape(
+    words: &[u32],
+    numbers: &[f64],
+    bytes: &[u8],
+    options: &str,
+    pending: &str,
+) -> String {
     envelope(
         config_from_json_text(options)
-            .and_then(|c| crate::should_compact(&parse(input)?, &c, pending)),
+            .and_then(|c| crate::should_compact(&history(words, numbers, bytes)?, &c, pending)),
     )
 }
 
