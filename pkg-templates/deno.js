@@ -1,6 +1,8 @@
-// Deno entry: read the .wasm next to this file, then expose the API.
+// Deno entry: import the .wasm as a compiled module (a source-phase import, no
+// read permission needed), then expose the API.
+import source wasm from "./chat_compaction_bg.wasm";
 import { initSync } from "./chat_compaction.js";
 
-initSync({ module: await Deno.readFile(new URL("./chat_compaction_bg.wasm", import.meta.url)) });
+initSync({ module: wasm });
 
 export * from "./api.js";

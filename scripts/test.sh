@@ -27,3 +27,6 @@ bash scripts/build.sh
 
 step "JS tests (Node)"
 node --test tests/js/
+
+step "packaging tests (the npm tarball in every runtime)"
+bash scripts/test-packaging.sh

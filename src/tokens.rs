@@ -172,11 +172,19 @@ static CLASS: [u8; 256] = {
     t
 };
 
+/// End of the run of bytes of class `class` that starts at or after `i`.
+#[inline]
+fn run_end(b: &[u8], i: usize, class: u8) -> usize {
+    b[i..]
+        .iter()
+        .position(|&x| CLASS[x as usize] != class)
+        .map_or(b.len(), |p| i + p)
+}
+
 /// Scans `text` once and counts the pieces the estimate weighs.
 pub fn features(text: &str) -> Features {
     let b = text.as_bytes();
     let n = b.len();
-    let class = |i: usize| CLASS[b[i] as usize];
     let (mut words, mut long, mut digits, mut punct_runs, mut punct_extra) =
         (0u32, 0u32, 0u32, 0u32, 0u32);
     let (mut newlines, mut spaces, mut cjk, mut other3, mut two, mut four) =
@@ -184,38 +192,36 @@ pub fn features(text: &str) -> Features {
     let mut i = 0;
     while i < n {
         let start = i;
-        match class(i) {
+        match CLASS[b[i] as usize] {
             LOWER | UPPER => {
                 // A word: capitals, then lower-case letters and two-byte letters
                 // (how the o200k pre-tokenizer cuts `CamelCase` and `HTTPServer`).
-                while i < n && class(i) == UPPER {
-                    i += 1;
-                }
-                while i < n {
-                    match class(i) {
-                        LOWER => i += 1,
-                        LEAD2 if i + 1 < n => i += 2,
-                        _ => break,
+                i = run_end(b, i, UPPER);
+                loop {
+                    i = run_end(b, i, LOWER);
+                    if i + 1 < n && CLASS[b[i] as usize] == LEAD2 {
+                        i += 2;
+                    } else {
+                        break;
                     }
                 }
                 words += 1;
                 long += (i - start).saturating_sub(6) as u32;
             }
             DIGIT => {
-                while i < n && class(i) == DIGIT {
-                    i += 1;
-                }
+                i = run_end(b, i, DIGIT);
                 digits += (i - start).div_ceil(3) as u32;
             }
             SPACE | NEWLINE => {
                 let mut newline = false;
-                while i < n {
-                    match class(i) {
-                        SPACE => {}
-                        NEWLINE => newline = true,
-                        _ => break,
+                loop {
+                    i = run_end(b, i, SPACE);
+                    if i < n && CLASS[b[i] as usize] == NEWLINE {
+                        newline = true;
+                        i = run_end(b, i, NEWLINE);
+                    } else {
+                        break;
                     }
-                    i += 1;
                 }
                 if newline {
                     newlines += 1;
@@ -224,9 +230,7 @@ pub fn features(text: &str) -> Features {
                 }
             }
             PUNCT => {
-                while i < n && class(i) == PUNCT {
-                    i += 1;
-                }
+                i = run_end(b, i, PUNCT);
                 punct_runs += 1;
                 punct_extra += (i - start - 1) as u32;
             }

@@ -466,7 +466,10 @@ when = 1979-05-27 07:32:00Z
         assert_eq!(e[6].1, TomlValue::Bool(false));
         assert_eq!(e[7].1, TomlValue::Str("multi \"line\" text".into()));
         assert_eq!(e[8].1, TomlValue::Other("a datetime"));
-        assert_eq!(e[9], ("chat.compaction.quoted key".into(), TomlValue::Int(16)));
+        assert_eq!(
+            e[9],
+            ("chat.compaction.quoted key".into(), TomlValue::Int(16))
+        );
         assert!(parse("x = -0x10\n").is_err(), "TOML has no signed hex");
     }
 

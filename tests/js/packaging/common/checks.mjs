@@ -1,0 +1,93 @@
+// Behaviour checks run against the INSTALLED package in every runtime (Node ESM and
+// CJS, Chromium, workerd, Deno, Bun). Portable: no runtime-specific imports. Copied
+// into each fixture at test time, next to tests/js/rules.mjs and the sample history.
+import { checkRules } from "./rules.mjs";
+
+function assert(condition, message) {
+  if (!condition) throw new Error(`check failed: ${message}`);
+}
+
+const MODES = [
+  ["deterministic", "Deterministic"],
+  ["recency_preserving", "Recency preserving"],
+];
+
+/**
+ * `api` is the module namespace (or require() result) of the installed package;
+ * `sample` is examples/data/tau-bench-airline-3.json (OpenAI format, with tool calls).
+ * Returns a short summary; throws on the first failed check.
+ */
+export async function runChecks(api, sample) {
+  for (const name of ["compactSync", "compact", "estimateTokens", "shouldCompact", "parseConfig", "CompactionError"]) {
+    assert(typeof api[name] === "function", `export ${name} is a function (got ${typeof api[name]})`);
+  }
+  const { compactSync, compact, estimateTokens, shouldCompact, parseConfig, CompactionError } = api;
+  const original = JSON.stringify(sample);
+  const summary = {};
+
+  for (const [mode, label] of MODES) {
+    const options = { mode, contextWindow: 8000 };
+    const r = compactSync(sample, options);
+    assert(Array.isArray(r.messages), `${mode}: messages is an array`);
+    checkRules("openai", r.messages);
+    const n = r.notice;
+    assert(n && typeof n.text === "string", `${mode}: notice.text is a string`);
+    assert(n.text.startsWith(`🧹 Conversation compacted\nMode: ${label}`), `${mode}: notice.text starts with the mode line, got ${JSON.stringify(n.text)}`);
+    assert(n.mode === mode, `${mode}: notice.mode`);
+    assert(n.messagesBefore === sample.length, `${mode}: messagesBefore ${n.messagesBefore} === ${sample.length}`);
+    assert(n.messagesAfter === r.messages.length, `${mode}: messagesAfter ${n.messagesAfter} === ${r.messages.length}`);
+    assert(n.messagesAfter < n.messagesBefore, `${mode}: messagesAfter ${n.messagesAfter} < messagesBefore ${n.messagesBefore}`);
+    assert(n.tokensAfter < n.tokensBefore, `${mode}: tokensAfter ${n.tokensAfter} < tokensBefore ${n.tokensBefore}`);
+    assert(Array.isArray(r.warnings) && r.warnings.length === 0, `${mode}: no warnings`);
+    assert(JSON.stringify(sample) === original, `${mode}: input left unchanged`);
+    const viaPromise = await compact(sample, options);
+    assert(JSON.stringify(viaPromise) === JSON.stringify(r), `${mode}: compact() equals compactSync()`);
+    summary[mode] = `${n.messagesBefore}→${n.messagesAfter} msgs`;
+  }
+
+  // A request object (Anthropic format) comes back with only its messages replaced.
+  const messages = [{ role: "user", content: "first question about src/app.ts" }];
+  for (let i = 0; i < 6; i++) {
+    messages.push(
+      { role: "assistant", content: [{ type: "text", text: "reading" }, { type: "tool_use", id: `t${i}`, name: "read", input: { path: `src/f${i}.ts` } }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: `t${i}`, content: "x".repeat(3000) }] },
+    );
+  }
+  messages.push({ role: "assistant", content: "first answer" }, { role: "user", content: "second question" });
+  const request = { model: "claude-sonnet-4-5", max_tokens: 1024, system: "Be brief.", messages };
+  const rr = compactSync(request, { mode: "recency_preserving", contextWindow: 8000 });
+  assert(rr.request && rr.request.system === "Be brief." && rr.request.model === request.model, "request object: other fields kept");
+  assert(JSON.stringify(Object.keys(rr.request)) === JSON.stringify(Object.keys(request)), "request object: same keys in order");
+  assert(rr.request.messages === rr.messages, "request object: request.messages is the result's messages");
+  assert(rr.notice.tokensAfter < rr.notice.tokensBefore, "request object: old tool output pruned");
+  assert(request.messages === messages && messages.length === 15, "request object: input left unchanged");
+  checkRules("anthropic", rr.messages);
+
+  // Bad input: a coded Error, then the same instance keeps working.
+  let caught;
+  try {
+    compactSync([{ role: "user", content: 42 }]);
+  } catch (e) {
+    caught = e;
+  }
+  assert(caught !== undefined, "bad input throws");
+  assert(caught instanceof Error, `bad input throws an Error (got ${Object.prototype.toString.call(caught)})`);
+  assert(caught instanceof CompactionError, "bad input throws a CompactionError");
+  assert(caught.code === "INVALID_INPUT", `error code INVALID_INPUT (got ${caught.code})`);
+  assert(typeof caught.message === "string" && caught.message.length > 0, "error has a message");
+  const again = compactSync(sample, { mode: "recency_preserving", contextWindow: 8000 });
+  assert(again.notice.messagesAfter < again.notice.messagesBefore, "a good call works after the error");
+  checkRules("openai", again.messages);
+
+  // The other exports.
+  const tokens = estimateTokens(sample);
+  assert(Number.isInteger(tokens) && tokens > 1000, `estimateTokens(sample) = ${tokens}`);
+  assert(estimateTokens("") === 0, "estimateTokens('') === 0");
+  assert(shouldCompact(sample, { contextWindow: 8000 }) === true, "shouldCompact at 8000 is true");
+  assert(shouldCompact(sample, { contextWindow: 200000 }) === false, "shouldCompact at 200000 is false");
+  const config = parseConfig('[chat.compaction]\nmode = "recency-preserving"\n');
+  assert(config.options.mode === "recency_preserving", "parseConfig reads the mode");
+
+  summary.tokens = tokens;
+  return summary;
+}

@@ -1,0 +1,98 @@
+// A strict TypeScript consumer of the installed package: every export is called with
+// the types a user would write, and wrong option types must be rejected.
+import {
+  compact,
+  compactSync,
+  estimateTokens,
+  parseConfig,
+  shouldCompact,
+  CompactionError,
+  type AnthropicRequest,
+  type CompactionOptions,
+  type CompactionResult,
+  type ErrorCode,
+  type Notice,
+  type OpenAIMessage,
+} from "chat-compaction";
+import { initialize, initializeSync, compactSync as compactSyncAfterInit, type WasmSource } from "chat-compaction/init";
+
+const history: OpenAIMessage[] = [
+  { role: "system", content: "You are terse." },
+  { role: "user", content: "What is in src/app.ts?" },
+  { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "read", arguments: "{}" } }] },
+  { role: "tool", tool_call_id: "c1", content: "export const x = 1;" },
+  { role: "assistant", content: "It exports x." },
+];
+
+const options: CompactionOptions = { mode: "recency_preserving", contextWindow: 8000, protectHead: 3 };
+
+// compactSync with an array: messages keep the caller's message type.
+const fromArray: CompactionResult<OpenAIMessage> = compactSync(history, options);
+const firstRole: OpenAIMessage["role"] | undefined = fromArray.messages[0]?.role;
+const notice: Notice = fromArray.notice;
+const text: string = notice.text;
+const after: number = notice.messagesAfter;
+
+// compactSync with an Anthropic request object: `request` is the same type.
+const request: AnthropicRequest = {
+  system: "Be brief.",
+  messages: [
+    { role: "user", content: "hello" },
+    { role: "assistant", content: [{ type: "text", text: "hi" }] },
+  ],
+  model: "claude-sonnet-4-5",
+  max_tokens: 1024,
+};
+const fromRequest = compactSync(request, { mode: "deterministic", format: "anthropic" });
+const system: AnthropicRequest["system"] = fromRequest.request.system;
+const sameMessages: AnthropicRequest["messages"] = fromRequest.request.messages;
+
+async function asyncUse(): Promise<number> {
+  const r = await compact(history, { mode: "deterministic", contextWindow: 8000 });
+  const r2 = await compact(request, { mode: "recency_preserving" });
+  return r.messages.length + r2.request.messages.length;
+}
+
+const tokens: number = estimateTokens(history) + estimateTokens("some text", { tokenizer: "cl100k" }) + estimateTokens(request);
+const due: boolean = shouldCompact(history, { contextWindow: 8000 }, "pending text");
+const config = parseConfig('[chat.compaction]\nmode = "deterministic"\n');
+const protectHead: number = config.options.protectHead;
+const warningCodes: Array<"CLAMPED" | "UNKNOWN_OPTION"> = config.warnings.map((w) => w.code);
+
+try {
+  compactSync([{ role: "user", content: "x" }]);
+} catch (e) {
+  if (e instanceof CompactionError) {
+    const code: ErrorCode = e.code;
+    const message: string = e.message;
+    void code;
+    void message;
+  }
+}
+const made = new CompactionError("INVALID_INPUT", "made by hand");
+const isError: Error = made;
+
+// The manual-init entry.
+async function manualInit(bytes: Uint8Array, module: WebAssembly.Module): Promise<void> {
+  initializeSync(bytes);
+  initializeSync(module);
+  await initialize(new URL("https://example.invalid/chat_compaction_bg.wasm"));
+  await initialize(bytes);
+  const source: WasmSource = module;
+  await initialize(source);
+  compactSyncAfterInit(history);
+}
+
+// Wrong option types are rejected.
+// @ts-expect-error protectHead must be a number
+compactSync(history, { protectHead: "3" });
+// @ts-expect-error "fast" is not a mode
+compactSync(history, { mode: "fast" });
+// @ts-expect-error an unknown error code
+new CompactionError("NOPE", "x");
+// @ts-expect-error estimateTokens takes text or a history, not a number
+estimateTokens(42);
+// @ts-expect-error shouldCompact returns a boolean
+const notANumber: number = shouldCompact(history);
+
+export { firstRole, text, after, system, sameMessages, asyncUse, tokens, due, protectHead, warningCodes, isError, manualInit, notANumber };
