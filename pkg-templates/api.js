@@ -100,15 +100,19 @@ function value(v, depth, path) {
       if (Array.isArray(v)) {
         word(5);
         word(v.length);
+        const endAt = nWords;
+        word(0);
         for (let i = 0; i < v.length; i++) {
           const item = v[i];
           if (item === undefined || typeof item === "function" || typeof item === "symbol") word(0);
           else value(item, depth + 1, path);
         }
+        words[endAt] = nWords;
         return;
       }
       word(6);
       const countAt = nWords;
+      word(0);
       word(0);
       let count = 0;
       for (const key of Object.keys(v)) {
@@ -119,6 +123,7 @@ function value(v, depth, path) {
         count++;
       }
       words[countAt] = count;
+      words[countAt + 1] = nWords;
       return;
     }
     default:

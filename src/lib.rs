@@ -28,6 +28,7 @@
 pub mod bound;
 pub mod error;
 pub mod formats;
+pub mod json;
 pub mod message;
 pub mod modes;
 pub mod notice;
@@ -52,6 +53,7 @@ pub use error::{Error, ErrorKind, Result};
 pub use options::{Configured, Mode, Options, Warning};
 
 use formats::{Document, Output, Stamp};
+use json::Node;
 use message::Message;
 use notice::Notice;
 use tokens::{message_tokens, Estimator, TokenCounter};
@@ -74,7 +76,10 @@ pub struct Compaction {
 }
 
 /// Reads `doc`'s messages and estimates each one's tokens.
-fn views<'a>(doc: &Document<'a>, counter: &dyn TokenCounter) -> Result<Vec<Message<'a>>> {
+fn views<'a, N: Node<'a>>(
+    doc: &Document<'a, N>,
+    counter: &dyn TokenCounter,
+) -> Result<Vec<Message<'a>>> {
     let mut views = doc.read()?;
     for v in &mut views {
         v.tokens = message_tokens(v, counter);
@@ -83,7 +88,7 @@ fn views<'a>(doc: &Document<'a>, counter: &dyn TokenCounter) -> Result<Vec<Messa
 }
 
 /// Tokens of the system prompt held outside the messages (Anthropic `system`).
-fn system_tokens(doc: &Document<'_>, counter: &dyn TokenCounter) -> u64 {
+fn system_tokens<'a, N: Node<'a>>(doc: &Document<'a, N>, counter: &dyn TokenCounter) -> u64 {
     doc.system_texts().iter().map(|t| counter.count(t)).sum()
 }
 
@@ -100,29 +105,35 @@ pub fn compact_with(
     counter: &dyn TokenCounter,
 ) -> Result<Compaction> {
     let planned = compact_planned(input, config, counter)?;
-    let doc = formats::open(input, config.options.format)?;
+    Ok(assemble(input, planned))
+}
+
+/// Turns a plan into messages (and the request) by copying kept input messages.
+fn assemble(input: &Value, planned: Planned) -> Compaction {
+    let source = match input {
+        Value::Array(a) => a.as_slice(),
+        other => other["messages"].as_array().map_or(&[][..], Vec::as_slice),
+    };
     let messages: Vec<Value> = planned
         .output
         .into_iter()
         .map(|o| match o {
-            Output::Kept(i) => doc.messages[i].clone(),
+            Output::Kept(i) => source.get(i).cloned().unwrap_or_default(),
             Output::New(v) => v,
         })
         .collect();
-    let request = doc.is_request.then(|| {
-        let mut r = input.clone();
-        if let Some(obj) = r.as_object_mut() {
-            obj.insert("messages".into(), Value::Array(messages.clone()));
-        }
-        r
+    let request = input.as_object().map(|obj| {
+        let mut r = obj.clone();
+        r.insert("messages".into(), Value::Array(messages.clone()));
+        Value::Object(r)
     });
-    Ok(Compaction {
+    Compaction {
         messages,
         request,
         notice: planned.notice,
         summary: planned.summary,
         warnings: planned.warnings,
-    })
+    }
 }
 
 /// A compaction whose kept messages are referred to by their input index, so a
@@ -142,8 +153,8 @@ pub struct Planned {
 }
 
 /// Plans the compaction of `input` and renders only what is new or edited.
-pub fn compact_planned(
-    input: &Value,
+pub fn compact_planned<'a, N: Node<'a>>(
+    input: N,
     config: &Configured,
     counter: &dyn TokenCounter,
 ) -> Result<Planned> {
@@ -172,10 +183,10 @@ pub fn compact_planned(
         }
     };
     let stamp = Stamp {
-        ids: doc
-            .messages
-            .iter()
-            .any(|m| m.get("id").is_some_and(Value::is_string)),
+        ids: doc.messages.iter().any(|m| {
+            m.get("id")
+                .is_some_and(|id| id.kind() == json::Kind::String)
+        }),
         now: o.now,
         random_ids: o.random_ids,
     };
@@ -188,12 +199,9 @@ pub fn compact_planned(
         tokens_after += match out {
             Output::Kept(i) => views[*i].tokens,
             Output::New(v) => {
-                let one = Document {
-                    format: doc.format,
-                    root: &Value::Null,
-                    messages: std::slice::from_ref(v),
-                    is_request: false,
-                };
+                // read through a tape, so the wasm build needs no `&Value` adapters
+                let tape = tape::encode(v);
+                let one = formats::single(doc.format, tape.open()?.root());
                 self::views(&one, counter)?.iter().map(|v| v.tokens).sum()
             }
         };
@@ -236,9 +244,9 @@ pub fn compact_planned(
 
 /// Estimated tokens of a text (a JSON string) or of a whole history (array or
 /// request object), framing included.
-pub fn estimate_tokens(input: &Value, config: &Configured) -> Result<u64> {
+pub fn estimate_tokens<'a, N: Node<'a>>(input: N, config: &Configured) -> Result<u64> {
     let counter = Estimator(config.options.tokenizer);
-    if let Value::String(s) = input {
+    if let Some(s) = input.as_str() {
         return Ok(counter.count(s));
     }
     let doc = formats::open(input, config.options.format)?;
@@ -247,8 +255,8 @@ pub fn estimate_tokens(input: &Value, config: &Configured) -> Result<u64> {
 }
 
 /// The auto-compact trigger of SPEC §3 for `input` plus the `pending` new text.
-pub fn should_compact(
-    input: &Value,
+pub fn should_compact<'a, N: Node<'a>>(
+    input: N,
     config: &Configured,
     pending: &str,
 ) -> Result<trigger::Trigger> {
@@ -307,7 +315,15 @@ pub fn config_from_json_text(options: &str) -> Result<Configured> {
 pub fn compact_json(input: &str, options: &str) -> Result<String> {
     let config = config_from_json_text(options)?;
     let (value, warning) = parse_history(input)?;
-    let mut result = compact(&value, &config)?;
+    // Planned over the value tape, like JS objects, so the wasm build carries one
+    // instance of the format adapters.
+    let tape = tape::encode(&value);
+    let planned = compact_planned(
+        tape.open()?.root(),
+        &config,
+        &Estimator(config.options.tokenizer),
+    )?;
+    let mut result = assemble(&value, planned);
     result.warnings.extend(warning);
     serde_json::to_string(&result).map_err(|e| Error::input("output", e.to_string()))
 }

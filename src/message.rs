@@ -39,12 +39,12 @@ impl Role {
 }
 
 /// The arguments of a tool call as the format stores them.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub enum Args<'a> {
     /// A JSON-encoded string (OpenAI, Moltis); may not be valid JSON.
     Text(&'a str),
     /// A JSON value (Anthropic `input`).
-    Json(&'a Value),
+    Json(Value),
 }
 
 impl Args<'_> {

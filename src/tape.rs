@@ -12,20 +12,32 @@
 //! | 2 | true | — |
 //! | 3 | number | index into `numbers` |
 //! | 4 | string | byte offset, byte length |
-//! | 5 | array | count, then `count` nodes |
-//! | 6 | object | count, then `count` × (key offset, key length, value node) |
+//! | 5 | array | count, end (index of the word after the array), then `count` nodes |
+//! | 6 | object | count, end, then `count` × (key offset, key length, value node) |
+//!
+//! [`Tape::open`] checks the whole structure once; after that every node can be
+//! read in place ([`crate::json::Node`]) without building `serde_json` values.
 
 use serde_json::{Map, Number, Value};
 
 use crate::error::{Error, Result};
+use crate::json::{Kind, Node};
 
 /// How deep arrays and objects may nest (the same limit as `serde_json`'s parser).
 pub const MAX_DEPTH: usize = 128;
 
-struct Reader<'a> {
+/// A checked value tape.
+#[derive(Debug, Clone, Copy)]
+pub struct Tape<'a> {
     words: &'a [u32],
     numbers: &'a [f64],
     bytes: &'a [u8],
+}
+
+/// One node of a [`Tape`].
+#[derive(Debug, Clone, Copy)]
+pub struct TapeNode<'a> {
+    tape: Tape<'a>,
     at: usize,
 }
 
@@ -33,40 +45,49 @@ fn malformed(what: &str) -> Error {
     Error::input("input", format!("malformed value tape ({what})"))
 }
 
-impl Reader<'_> {
-    fn word(&mut self) -> Result<u32> {
-        let w = *self
-            .words
-            .get(self.at)
-            .ok_or_else(|| malformed("ends early"))?;
-        self.at += 1;
-        Ok(w)
+impl<'a> Tape<'a> {
+    /// Checks the structure of a tape; the root node starts at word 0.
+    pub fn open(words: &'a [u32], numbers: &'a [f64], bytes: &'a [u8]) -> Result<Tape<'a>> {
+        let tape = Tape {
+            words,
+            numbers,
+            bytes,
+        };
+        if tape.check(0, 0)? != words.len() {
+            return Err(malformed("trailing words"));
+        }
+        Ok(tape)
     }
 
-    fn string(&mut self) -> Result<String> {
-        let start = self.word()? as usize;
-        let len = self.word()? as usize;
-        let slice = start
-            .checked_add(len)
-            .and_then(|end| self.bytes.get(start..end))
-            .ok_or_else(|| malformed("string out of range"))?;
-        let text = std::str::from_utf8(slice).map_err(|_| malformed("string is not UTF-8"))?;
-        Ok(text.to_string())
+    /// The root node.
+    pub fn root(self) -> TapeNode<'a> {
+        TapeNode { tape: self, at: 0 }
     }
 
-    fn value(&mut self, depth: usize) -> Result<Value> {
-        Ok(match self.word()? {
-            0 => Value::Null,
-            1 => Value::Bool(false),
-            2 => Value::Bool(true),
-            3 => {
-                let n = *self
-                    .numbers
-                    .get(self.word()? as usize)
-                    .ok_or_else(|| malformed("number out of range"))?;
-                number(n)
-            }
-            4 => Value::String(self.string()?),
+    fn word(&self, at: usize) -> Result<usize> {
+        self.words
+            .get(at)
+            .map(|w| *w as usize)
+            .ok_or_else(|| malformed("ends early"))
+    }
+
+    fn check_string(&self, at: usize) -> Result<()> {
+        let (off, len) = (self.word(at)?, self.word(at + 1)?);
+        match off.checked_add(len) {
+            Some(end) if end <= self.bytes.len() => Ok(()),
+            _ => Err(malformed("string out of range")),
+        }
+    }
+
+    /// Checks the node at `at`; returns the index of the word after it.
+    fn check(&self, at: usize, depth: usize) -> Result<usize> {
+        match self.word(at)? {
+            0..=2 => Ok(at + 1),
+            3 => match self.numbers.get(self.word(at + 1)?) {
+                Some(_) => Ok(at + 2),
+                None => Err(malformed("number out of range")),
+            },
+            4 => self.check_string(at + 1).map(|()| at + 3),
             tag @ (5 | 6) => {
                 if depth >= MAX_DEPTH {
                     return Err(Error::input(
@@ -74,29 +95,50 @@ impl Reader<'_> {
                         format!("nested deeper than {MAX_DEPTH} levels; flatten the data or check for a cycle"),
                     ));
                 }
-                let count = self.word()? as usize;
-                // every element needs at least one word: a bound against bogus counts
-                if count > self.words.len() - self.at.min(self.words.len()) {
-                    return Err(malformed("count out of range"));
-                }
-                if tag == 5 {
-                    let mut items = Vec::with_capacity(count);
-                    for _ in 0..count {
-                        items.push(self.value(depth + 1)?);
+                let (count, end) = (self.word(at + 1)?, self.word(at + 2)?);
+                let mut pos = at + 3;
+                for _ in 0..count {
+                    if pos >= end {
+                        return Err(malformed("count and end disagree"));
                     }
-                    Value::Array(items)
-                } else {
-                    let mut map = Map::with_capacity(count);
-                    for _ in 0..count {
-                        let key = self.string()?;
-                        let value = self.value(depth + 1)?;
-                        map.insert(key, value);
+                    if tag == 6 {
+                        self.check_string(pos)?;
+                        pos += 2;
                     }
-                    Value::Object(map)
+                    pos = self.check(pos, depth + 1)?;
                 }
+                if pos != end {
+                    return Err(malformed("count and end disagree"));
+                }
+                Ok(end)
             }
-            _ => return Err(malformed("unknown tag")),
-        })
+            _ => Err(malformed("unknown tag")),
+        }
+    }
+
+    fn text(&self, at: usize) -> Option<&'a str> {
+        let off = *self.words.get(at)? as usize;
+        let len = *self.words.get(at + 1)? as usize;
+        std::str::from_utf8(self.bytes.get(off..off.checked_add(len)?)?).ok()
+    }
+
+    fn key_is(&self, at: usize, key: &str) -> bool {
+        let (Some(&off), Some(&len)) = (self.words.get(at), self.words.get(at + 1)) else {
+            return false;
+        };
+        let off = off as usize;
+        len as usize == key.len() && self.bytes.get(off..off + key.len()) == Some(key.as_bytes())
+    }
+
+    /// The index of the word after the node at `at`.
+    fn next(&self, at: usize) -> usize {
+        match self.words.get(at) {
+            Some(0..=2) => at + 1,
+            Some(3) => at + 2,
+            Some(4) => at + 3,
+            Some(5 | 6) => self.words.get(at + 2).map_or(usize::MAX, |e| *e as usize),
+            _ => usize::MAX,
+        }
     }
 }
 
@@ -110,19 +152,175 @@ fn number(n: f64) -> Value {
     }
 }
 
-/// Decodes a tape into a value.
-pub fn decode(words: &[u32], numbers: &[f64], bytes: &[u8]) -> Result<Value> {
-    let mut r = Reader {
-        words,
-        numbers,
-        bytes,
-        at: 0,
-    };
-    let v = r.value(0)?;
-    if r.at != words.len() {
-        return Err(malformed("trailing words"));
+impl<'a> TapeNode<'a> {
+    fn tag(self) -> u32 {
+        self.tape.words.get(self.at).copied().unwrap_or(0)
     }
-    Ok(v)
+
+    fn count(self) -> usize {
+        self.tape.words.get(self.at + 1).map_or(0, |c| *c as usize)
+    }
+
+    fn node(self, at: usize) -> TapeNode<'a> {
+        TapeNode {
+            tape: self.tape,
+            at,
+        }
+    }
+}
+
+impl<'a> Node<'a> for TapeNode<'a> {
+    fn kind(self) -> Kind {
+        match self.tag() {
+            1 | 2 => Kind::Bool,
+            3 => Kind::Number,
+            4 => Kind::String,
+            5 => Kind::Array,
+            6 => Kind::Object,
+            _ => Kind::Null,
+        }
+    }
+
+    fn as_str(self) -> Option<&'a str> {
+        (self.tag() == 4)
+            .then(|| self.tape.text(self.at + 1))
+            .flatten()
+    }
+
+    fn as_bool(self) -> Option<bool> {
+        match self.tag() {
+            1 => Some(false),
+            2 => Some(true),
+            _ => None,
+        }
+    }
+
+    fn as_u64(self) -> Option<u64> {
+        if self.tag() != 3 {
+            return None;
+        }
+        let n = *self
+            .tape
+            .numbers
+            .get(*self.tape.words.get(self.at + 1)? as usize)?;
+        (n >= 0.0 && n.fract() == 0.0 && n < 1.8e19).then_some(n as u64)
+    }
+
+    fn get(self, key: &str) -> Option<Self> {
+        if self.tag() != 6 {
+            return None;
+        }
+        let mut pos = self.at + 3;
+        for _ in 0..self.count() {
+            if self.tape.key_is(pos, key) {
+                return Some(self.node(pos + 2));
+            }
+            pos = self.tape.next(pos + 2);
+        }
+        None
+    }
+
+    fn items(self) -> impl Iterator<Item = Self> + 'a {
+        let count = if self.tag() == 5 { self.count() } else { 0 };
+        let mut pos = self.at + 3;
+        (0..count).map(move |_| {
+            let item = self.node(pos);
+            pos = self.tape.next(pos);
+            item
+        })
+    }
+
+    fn to_value(self) -> Value {
+        match self.tag() {
+            1 => Value::Bool(false),
+            2 => Value::Bool(true),
+            3 => self
+                .tape
+                .words
+                .get(self.at + 1)
+                .and_then(|i| self.tape.numbers.get(*i as usize))
+                .map_or(Value::Null, |n| number(*n)),
+            4 => self
+                .as_str()
+                .map_or(Value::Null, |s| Value::String(s.to_string())),
+            5 => Value::Array(self.items().map(Node::to_value).collect()),
+            6 => {
+                let mut map = Map::with_capacity(self.count());
+                let mut pos = self.at + 3;
+                for _ in 0..self.count() {
+                    let key = self.tape.text(pos).unwrap_or_default().to_string();
+                    map.insert(key, self.node(pos + 2).to_value());
+                    pos = self.tape.next(pos + 2);
+                }
+                Value::Object(map)
+            }
+            _ => Value::Null,
+        }
+    }
+}
+
+/// Decodes a tape into a `serde_json` value.
+pub fn decode(words: &[u32], numbers: &[f64], bytes: &[u8]) -> Result<Value> {
+    Ok(Tape::open(words, numbers, bytes)?.root().to_value())
+}
+
+/// An owned tape, as [`encode`] writes it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OwnedTape {
+    /// Structure words.
+    pub words: Vec<u32>,
+    /// Numbers.
+    pub numbers: Vec<f64>,
+    /// UTF-8 text of the strings.
+    pub bytes: Vec<u8>,
+}
+
+impl OwnedTape {
+    fn string(&mut self, s: &str) {
+        self.words.extend([self.bytes.len() as u32, s.len() as u32]);
+        self.bytes.extend_from_slice(s.as_bytes());
+    }
+
+    fn container(&mut self, tag: u32, count: usize, children: impl FnOnce(&mut Self)) {
+        self.words.extend([tag, count as u32, 0]);
+        let end_at = self.words.len() - 1;
+        children(self);
+        self.words[end_at] = self.words.len() as u32;
+    }
+
+    fn value(&mut self, v: &Value) {
+        match v {
+            Value::Null => self.words.push(0),
+            Value::Bool(b) => self.words.push(1 + u32::from(*b)),
+            Value::Number(n) => {
+                self.words.extend([3, self.numbers.len() as u32]);
+                self.numbers.push(n.as_f64().unwrap_or(0.0));
+            }
+            Value::String(s) => {
+                self.words.push(4);
+                self.string(s);
+            }
+            Value::Array(a) => self.container(5, a.len(), |t| a.iter().for_each(|x| t.value(x))),
+            Value::Object(o) => self.container(6, o.len(), |t| {
+                for (k, x) in o {
+                    t.string(k);
+                    t.value(x);
+                }
+            }),
+        }
+    }
+
+    /// The tape as a checked [`Tape`].
+    pub fn open(&self) -> Result<Tape<'_>> {
+        Tape::open(&self.words, &self.numbers, &self.bytes)
+    }
+}
+
+/// Writes `v` as a tape (what the JS layer does for the caller's objects).
+pub fn encode(v: &Value) -> OwnedTape {
+    let mut t = OwnedTape::default();
+    t.value(v);
+    t
 }
 
 #[cfg(test)]
@@ -130,70 +328,28 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    /// A test encoder, mirroring the JS one.
-    #[derive(Default)]
-    struct Tape {
-        words: Vec<u32>,
-        numbers: Vec<f64>,
-        bytes: Vec<u8>,
-    }
-
-    impl Tape {
-        fn string(&mut self, s: &str) {
-            self.words.extend([self.bytes.len() as u32, s.len() as u32]);
-            self.bytes.extend_from_slice(s.as_bytes());
-        }
-
-        fn encode(&mut self, v: &Value) {
-            match v {
-                Value::Null => self.words.push(0),
-                Value::Bool(b) => self.words.push(1 + u32::from(*b)),
-                Value::Number(n) => {
-                    self.words.extend([3, self.numbers.len() as u32]);
-                    self.numbers.push(n.as_f64().unwrap_or(0.0));
-                }
-                Value::String(s) => {
-                    self.words.push(4);
-                    self.string(s);
-                }
-                Value::Array(a) => {
-                    self.words.extend([5, a.len() as u32]);
-                    a.iter().for_each(|x| self.encode(x));
-                }
-                Value::Object(o) => {
-                    self.words.extend([6, o.len() as u32]);
-                    for (k, x) in o {
-                        self.string(k);
-                        self.encode(x);
-                    }
-                }
-            }
-        }
-    }
-
     #[test]
     fn round_trips_json() {
         let v = json!([{"role": "user", "content": "héllo 😀", "n": 3, "f": 1.5, "ok": true, "x": null, "a": [1, [2, {}]]}]);
-        let mut t = Tape::default();
-        t.encode(&v);
+        let t = encode(&v);
         assert_eq!(decode(&t.words, &t.numbers, &t.bytes).unwrap(), v);
     }
 
     #[test]
     fn rejects_truncated_and_bogus_tapes_without_panicking() {
         assert!(decode(&[], &[], &[]).is_err());
-        assert!(decode(&[5, 3, 0], &[], &[]).is_err());
+        assert!(decode(&[5, 3, 3], &[], &[]).is_err());
+        assert!(decode(&[5, 1, 9, 0], &[], &[]).is_err());
         assert!(decode(&[4, 0, 10], &[], b"abc").is_err());
         assert!(decode(&[3, 7], &[1.0], &[]).is_err());
         assert!(decode(&[9], &[], &[]).is_err());
-        assert!(decode(&[5, u32::MAX], &[], &[]).is_err());
-        let deep: Vec<u32> = std::iter::repeat_n([5, 1], 200)
-            .flatten()
-            .chain([0])
-            .collect();
-        assert!(decode(&deep, &[], &[])
-            .unwrap_err()
-            .message()
-            .contains("nested deeper"));
+        assert!(decode(&[5, u32::MAX, 3], &[], &[]).is_err());
+        let mut deep: Vec<u32> = Vec::new();
+        for _ in 0..200 {
+            deep.extend([5, 1, 601]);
+        }
+        deep.push(0);
+        let e = decode(&deep, &[], &[]).unwrap_err();
+        assert!(e.message().contains("nested deeper"), "{e}");
     }
 }

@@ -6,13 +6,14 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
-use super::{req_str, type_name};
+use super::req_str;
 use crate::error::{Error, Result};
+use crate::json::{Kind, Node};
 use crate::message::{Args, Call, Message, Role, ToolOutput};
 use crate::plan::{Edit, STUB_TEXT};
 
 /// Reads one Anthropic message.
-pub(super) fn read(obj: &Map<String, Value>, i: usize) -> Result<Message<'_>> {
+pub(super) fn read<'a, N: Node<'a>>(obj: N, i: usize) -> Result<Message<'a>> {
     let path = || format!("messages[{i}]");
     let role = match req_str(obj, "role", &path)? {
         "user" => Role::User,
@@ -31,11 +32,12 @@ pub(super) fn read(obj: &Map<String, Value>, i: usize) -> Result<Message<'_>> {
         }
     };
     let mut msg = Message::new(role);
-    match obj.get("content") {
-        Some(Value::String(s)) => msg.texts.push(s),
-        Some(Value::Array(blocks)) => {
+    let content = obj.get("content");
+    match content.map(Node::kind) {
+        Some(Kind::String) => msg.texts.extend(content.and_then(Node::as_str)),
+        Some(Kind::Array) => {
             let mut seen = HashSet::new();
-            for (k, block) in blocks.iter().enumerate() {
+            for (k, block) in content.into_iter().flat_map(Node::items).enumerate() {
                 read_block(block, role, &mut msg, &mut seen, i, k)?;
             }
         }
@@ -44,7 +46,7 @@ pub(super) fn read(obj: &Map<String, Value>, i: usize) -> Result<Message<'_>> {
                 format!("{}.content", path()),
                 format!(
                     "expected a string or an array of content blocks, got {}",
-                    other.map_or("nothing", type_name)
+                    other.map_or("nothing", Kind::name)
                 ),
             ))
         }
@@ -55,8 +57,8 @@ pub(super) fn read(obj: &Map<String, Value>, i: usize) -> Result<Message<'_>> {
     Ok(msg)
 }
 
-fn read_block<'a>(
-    block: &'a Value,
+fn read_block<'a, N: Node<'a>>(
+    block: N,
     role: Role,
     msg: &mut Message<'a>,
     seen: &mut HashSet<&'a str>,
@@ -64,12 +66,15 @@ fn read_block<'a>(
     k: usize,
 ) -> Result<()> {
     let path = || format!("messages[{i}].content[{k}]");
-    let Value::Object(b) = block else {
+    if block.kind() != Kind::Object {
         return Err(Error::input(
             path(),
-            format!("expected a content block object, got {}", type_name(block)),
+            format!(
+                "expected a content block object, got {}",
+                block.kind().name()
+            ),
         ));
-    };
+    }
     let misplaced = |what: &str, belongs: &str| {
         Error::input(
             format!("{}.type", path()),
@@ -82,53 +87,52 @@ fn read_block<'a>(
             ),
         )
     };
-    match req_str(b, "type", &path)? {
-        "text" => msg.texts.push(req_str(b, "text", &path)?),
-        "thinking" => {
-            if let Some(Value::String(t)) = b.get("thinking") {
-                msg.reasoning.push(t);
-            }
-        }
+    match req_str(block, "type", &path)? {
+        "text" => msg.texts.push(req_str(block, "text", &path)?),
+        "thinking" => msg
+            .reasoning
+            .extend(block.get("thinking").and_then(Node::as_str)),
         "image" => msg.images += 1,
         "tool_use" => {
             if role != Role::Assistant {
                 return Err(misplaced("tool_use", "an assistant"));
             }
-            let id = req_str(b, "id", &path)?;
+            let id = req_str(block, "id", &path)?;
             if !seen.insert(id) {
                 return Err(Error::input(
                     format!("{}.id", path()),
                     format!("duplicate tool_use id {id:?} in the same message; every call needs its own id"),
                 ));
             }
-            let name = req_str(b, "name", &path)?;
-            let input = b.get("input").ok_or_else(|| {
+            let name = req_str(block, "name", &path)?;
+            let input = block.get("input").ok_or_else(|| {
                 Error::input(format!("{}.input", path()), "missing; expected an object")
             })?;
             msg.calls.push(Call {
                 id,
                 name,
-                args: Args::Json(input),
+                args: Args::Json(input.to_value()),
             });
         }
         "tool_result" => {
             if role != Role::User {
                 return Err(misplaced("tool_result", "a user"));
             }
-            let id = req_str(b, "tool_use_id", &path)?;
-            let is_error = matches!(b.get("is_error"), Some(Value::Bool(true)));
-            let text: Cow<str> = match b.get("content") {
-                None | Some(Value::Null) => Cow::Borrowed(""),
-                Some(Value::String(s)) => Cow::Borrowed(s),
-                Some(Value::Array(parts)) => {
+            let id = req_str(block, "tool_use_id", &path)?;
+            let is_error = block.get("is_error").and_then(Node::as_bool) == Some(true);
+            let content = block.get("content");
+            let text: Cow<str> = match content.map(Node::kind) {
+                None | Some(Kind::Null) => Cow::Borrowed(""),
+                Some(Kind::String) => Cow::Borrowed(content.and_then(Node::as_str).unwrap_or("")),
+                Some(Kind::Array) => {
                     let mut texts = Vec::new();
-                    for part in parts {
-                        match part.get("type").and_then(Value::as_str) {
+                    for part in content.into_iter().flat_map(Node::items) {
+                        match part.get("type").and_then(Node::as_str) {
                             Some("text") => {
-                                texts.push(part.get("text").and_then(Value::as_str).unwrap_or(""))
+                                texts.push(part.get("text").and_then(Node::as_str).unwrap_or(""))
                             }
                             Some("image") => msg.images += 1,
-                            _ => msg.opaque_bytes += part.to_string().len(),
+                            _ => msg.opaque_bytes += part.json_len(),
                         }
                     }
                     if texts.len() == 1 {
@@ -142,14 +146,14 @@ fn read_block<'a>(
                         format!("{}.content", path()),
                         format!(
                             "expected a string or an array of blocks, got {}",
-                            type_name(other)
+                            other.name()
                         ),
                     ))
                 }
             };
             msg.results.push(ToolOutput::new(id, None, text, is_error));
         }
-        _ => msg.opaque_bytes += block.to_string().len(),
+        _ => msg.opaque_bytes += block.json_len(),
     }
     Ok(())
 }

@@ -8,7 +8,10 @@ mod openai;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use std::marker::PhantomData;
+
 use crate::error::{Error, Result};
+use crate::json::{Kind, Node};
 use crate::message::Message;
 use crate::plan::{Plan, Step, Synthetic};
 
@@ -62,17 +65,19 @@ pub enum ResultsPlacement {
     NextUserMessage,
 }
 
-/// A parsed input: where the messages are and in which format.
+/// A parsed input: where the messages are and in which format. `N` is how the
+/// JSON is held: `&serde_json::Value`, or a node of the JS layer's value tape.
 #[derive(Debug)]
-pub struct Document<'a> {
+pub struct Document<'a, N: Node<'a>> {
     /// The detected or forced format.
     pub format: Format,
     /// The whole input (array or request object).
-    pub root: &'a Value,
+    pub root: N,
     /// The messages.
-    pub messages: &'a [Value],
+    pub messages: Vec<N>,
     /// Whether the input was a request object holding the messages.
     pub is_request: bool,
+    _json: PhantomData<&'a ()>,
 }
 
 /// One message of the output: an input message copied verbatim, or a new or
@@ -101,73 +106,77 @@ pub struct Stamp {
 
 /// The JSON type name of `v`, for error messages.
 pub(crate) fn type_name(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
+    v.kind().name()
 }
 
+const EXPECTED_INPUT: &str =
+    "expected an array of messages or a request object with a \"messages\" array";
+
 /// Locates the messages in `root` and settles the format.
-pub fn open(root: &Value, forced: Option<Format>) -> Result<Document<'_>> {
-    let (messages, is_request) = match root {
-        Value::Array(a) => (a.as_slice(), false),
-        Value::Object(o) => match o.get("messages") {
-            Some(Value::Array(a)) => (a.as_slice(), true),
+pub fn open<'a, N: Node<'a>>(root: N, forced: Option<Format>) -> Result<Document<'a, N>> {
+    let (messages, is_request) = match root.kind() {
+        Kind::Array => (root.items().collect::<Vec<N>>(), false),
+        Kind::Object => match root.get("messages") {
+            Some(m) if m.kind() == Kind::Array => (m.items().collect(), true),
             Some(other) => {
                 return Err(Error::input(
                     "messages",
-                    format!("expected an array of messages, got {}", type_name(other)),
+                    format!("expected an array of messages, got {}", other.kind().name()),
                 ))
             }
             None => {
                 return Err(Error::input(
                     "input",
-                    "expected an array of messages or a request object with a \"messages\" array, got an object without \"messages\"",
+                    format!("{EXPECTED_INPUT}, got an object without \"messages\""),
                 ))
             }
         },
         other => {
             return Err(Error::input(
                 "input",
-                format!(
-                    "expected an array of messages or a request object with a \"messages\" array, got {}",
-                    type_name(other)
-                ),
+                format!("{EXPECTED_INPUT}, got {}", other.name()),
             ))
         }
     };
-    let format = forced.unwrap_or_else(|| detect(root, messages));
+    let format = forced.unwrap_or_else(|| detect(root, &messages));
     Ok(Document {
         format,
         root,
         messages,
         is_request,
+        _json: PhantomData,
     })
 }
 
+/// A document of one message (to read a message the library wrote).
+pub fn single<'a, N: Node<'a>>(format: Format, message: N) -> Document<'a, N> {
+    Document {
+        format,
+        root: message,
+        messages: vec![message],
+        is_request: false,
+        _json: PhantomData,
+    }
+}
+
 /// Guesses the format from what only one format has.
-fn detect(root: &Value, messages: &[Value]) -> Format {
+fn detect<'a, N: Node<'a>>(root: N, messages: &[N]) -> Format {
     let mut anthropic = root.get("system").is_some();
+    let kind_of = |b: N| b.get("type").and_then(Node::as_str);
     for m in messages {
-        let Some(o) = m.as_object() else { continue };
         if matches!(
-            o.get("role").and_then(Value::as_str),
+            m.get("role").and_then(Node::as_str),
             Some("notice" | "tool_result")
-        ) || o.contains_key("created_at")
+        ) || m.get("created_at").is_some()
         {
             return Format::Moltis;
         }
-        if let Some(Value::Array(blocks)) = o.get("content") {
-            anthropic |= blocks.iter().any(|b| {
+        if let Some(content) = m.get("content") {
+            anthropic |= content.items().any(|b| {
                 matches!(
-                    b.get("type").and_then(Value::as_str),
+                    kind_of(b),
                     Some("tool_use" | "tool_result" | "thinking" | "redacted_thinking")
-                ) || (b.get("type").and_then(Value::as_str) == Some("image")
-                    && b.get("source").is_some())
+                ) || (kind_of(b) == Some("image") && b.get("source").is_some())
             });
         }
     }
@@ -178,25 +187,25 @@ fn detect(root: &Value, messages: &[Value]) -> Format {
     }
 }
 
-impl<'a> Document<'a> {
+impl<'a, N: Node<'a>> Document<'a, N> {
     /// Reads every message into a view, validating what the library relies on.
     pub fn read(&self) -> Result<Vec<Message<'a>>> {
         let read = match self.format {
-            Format::Openai => openai::read,
-            Format::Anthropic => anthropic::read,
-            Format::Moltis => moltis::read,
+            Format::Openai => openai::read::<N>,
+            Format::Anthropic => anthropic::read::<N>,
+            Format::Moltis => moltis::read::<N>,
         };
         self.messages
             .iter()
             .enumerate()
             .map(|(i, m)| {
-                let obj = m.as_object().ok_or_else(|| {
-                    Error::input(
+                if m.kind() != Kind::Object {
+                    return Err(Error::input(
                         format!("messages[{i}]"),
-                        format!("expected a message object, got {}", type_name(m)),
-                    )
-                })?;
-                read(obj, i)
+                        format!("expected a message object, got {}", m.kind().name()),
+                    ));
+                }
+                read(*m, i)
             })
             .collect()
     }
@@ -207,12 +216,12 @@ impl<'a> Document<'a> {
             return Vec::new();
         }
         match self.root.get("system") {
-            Some(Value::String(s)) => vec![s.as_str()],
-            Some(Value::Array(blocks)) => blocks
-                .iter()
-                .filter_map(|b| b.get("text").and_then(Value::as_str))
+            Some(s) if s.kind() == Kind::String => s.as_str().into_iter().collect(),
+            Some(blocks) => blocks
+                .items()
+                .filter_map(|b| b.get("text").and_then(Node::as_str))
                 .collect(),
-            _ => Vec::new(),
+            None => Vec::new(),
         }
     }
 
@@ -222,12 +231,11 @@ impl<'a> Document<'a> {
         for (pos, step) in plan.iter().enumerate() {
             match step {
                 Step::Keep { index, edits } => {
-                    let original = &self.messages[*index];
                     if edits.is_empty() {
                         out.push(Output::Kept(*index));
                         continue;
                     }
-                    let mut copy = original.clone();
+                    let mut copy = self.messages[*index].to_value();
                     if let Value::Object(obj) = &mut copy {
                         for edit in edits {
                             match self.format {
@@ -279,7 +287,7 @@ impl<'a> Document<'a> {
         self.messages[..next_kept.min(self.messages.len())]
             .iter()
             .rev()
-            .find_map(|m| m.get("created_at").cloned())
+            .find_map(|m| m.get("created_at").map(Node::to_value))
     }
 
     fn synthesize(&self, s: &Synthetic) -> Vec<Map<String, Value>> {
@@ -319,24 +327,26 @@ fn random_id() -> Option<String> {
 }
 
 /// Reads an optional string field; a present non-string is an error at `path.key`.
-pub(crate) fn opt_str<'a>(
-    obj: &'a Map<String, Value>,
+pub(crate) fn opt_str<'a, N: Node<'a>>(
+    obj: N,
     key: &str,
     path: &dyn Fn() -> String,
 ) -> Result<Option<&'a str>> {
     match obj.get(key) {
-        None | Some(Value::Null) => Ok(None),
-        Some(Value::String(s)) => Ok(Some(s)),
-        Some(other) => Err(Error::input(
-            format!("{}.{key}", path()),
-            format!("expected a string, got {}", type_name(other)),
-        )),
+        None => Ok(None),
+        Some(v) if v.kind() == Kind::Null => Ok(None),
+        Some(v) => v.as_str().map(Some).ok_or_else(|| {
+            Error::input(
+                format!("{}.{key}", path()),
+                format!("expected a string, got {}", v.kind().name()),
+            )
+        }),
     }
 }
 
 /// Reads a required string field.
-pub(crate) fn req_str<'a>(
-    obj: &'a Map<String, Value>,
+pub(crate) fn req_str<'a, N: Node<'a>>(
+    obj: N,
     key: &str,
     path: &dyn Fn() -> String,
 ) -> Result<&'a str> {

@@ -5,13 +5,14 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
-use super::{openai, opt_str, req_str, type_name};
+use super::{openai, opt_str, req_str};
 use crate::error::{Error, Result};
+use crate::json::{Kind, Node};
 use crate::message::{Message, Role, ToolOutput};
 use crate::plan::Edit;
 
 /// Reads one Moltis message.
-pub(super) fn read(obj: &Map<String, Value>, i: usize) -> Result<Message<'_>> {
+pub(super) fn read<'a, N: Node<'a>>(obj: N, i: usize) -> Result<Message<'a>> {
     let path = || format!("messages[{i}]");
     let role = req_str(obj, "role", &path)?;
     let mut msg = match role {
@@ -33,31 +34,38 @@ pub(super) fn read(obj: &Map<String, Value>, i: usize) -> Result<Message<'_>> {
     if msg.role == Role::Assistant {
         msg.reported_input_tokens = ["requestInputTokens", "inputTokens"]
             .iter()
-            .find_map(|k| obj.get(*k).and_then(Value::as_u64));
+            .find_map(|k| obj.get(k).and_then(Node::as_u64));
     }
     Ok(msg)
 }
 
-fn read_tool_result(obj: &Map<String, Value>, i: usize) -> Result<Message<'_>> {
+fn read_tool_result<'a, N: Node<'a>>(obj: N, i: usize) -> Result<Message<'a>> {
     let path = || format!("messages[{i}]");
     let id = req_str(obj, "tool_call_id", &path)?;
     let name = opt_str(obj, "tool_name", &path)?;
     let error = opt_str(obj, "error", &path)?;
     let success = match obj.get("success") {
-        None | Some(Value::Null) => None,
-        Some(Value::Bool(b)) => Some(*b),
-        Some(other) => {
-            return Err(Error::input(
-                format!("{}.success", path()),
-                format!("expected a boolean, got {}", type_name(other)),
-            ))
-        }
+        None => None,
+        Some(v) => match v.kind() {
+            Kind::Null => None,
+            Kind::Bool => v.as_bool(),
+            other => {
+                return Err(Error::input(
+                    format!("{}.success", path()),
+                    format!("expected a boolean, got {}", other.name()),
+                ))
+            }
+        },
     };
-    let text: Cow<str> = match (error, obj.get("result")) {
+    let result = obj.get("result");
+    let text: Cow<str> = match (error, result) {
         (Some(e), _) => Cow::Owned(format!("Error: {e}")),
-        (None, Some(Value::String(s))) => Cow::Borrowed(s),
-        (None, None | Some(Value::Null)) => Cow::Borrowed(""),
-        (None, Some(v)) => Cow::Owned(v.to_string()),
+        (None, None) => Cow::Borrowed(""),
+        (None, Some(r)) => match r.kind() {
+            Kind::String => Cow::Borrowed(r.as_str().unwrap_or("")),
+            Kind::Null => Cow::Borrowed(""),
+            _ => Cow::Owned(r.to_value().to_string()),
+        },
     };
     let is_error = error.is_some() || success == Some(false);
     let mut msg = Message::new(Role::Tool);

@@ -5,13 +5,14 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
-use super::{opt_str, req_str, type_name};
+use super::{opt_str, req_str};
 use crate::error::{Error, Result};
+use crate::json::{Kind, Node};
 use crate::message::{Args, Call, Message, Role, ToolOutput};
 use crate::plan::{Edit, STUB_TEXT};
 
 /// Reads one OpenAI message.
-pub(super) fn read(obj: &Map<String, Value>, i: usize) -> Result<Message<'_>> {
+pub(super) fn read<'a, N: Node<'a>>(obj: N, i: usize) -> Result<Message<'a>> {
     let path = || format!("messages[{i}]");
     let role = match req_str(obj, "role", &path)? {
         "system" | "developer" => Role::System,
@@ -31,12 +32,12 @@ pub(super) fn read(obj: &Map<String, Value>, i: usize) -> Result<Message<'_>> {
 }
 
 /// Reads the parts every OpenAI-like role shares (also used by the Moltis adapter).
-pub(super) fn read_common(obj: &Map<String, Value>, role: Role, i: usize) -> Result<Message<'_>> {
+pub(super) fn read_common<'a, N: Node<'a>>(obj: N, role: Role, i: usize) -> Result<Message<'a>> {
     let path = || format!("messages[{i}]");
     let mut msg = Message::new(role);
     read_content(obj, role, &mut msg, i)?;
     for key in ["reasoning_content", "reasoning", "refusal"] {
-        if let Some(Value::String(s)) = obj.get(key) {
+        if let Some(s) = obj.get(key).and_then(Node::as_str) {
             msg.reasoning.push(s);
         }
     }
@@ -57,29 +58,30 @@ pub(super) fn read_common(obj: &Map<String, Value>, role: Role, i: usize) -> Res
     Ok(msg)
 }
 
-fn read_content<'a>(
-    obj: &'a Map<String, Value>,
+fn read_content<'a, N: Node<'a>>(
+    obj: N,
     role: Role,
     msg: &mut Message<'a>,
     i: usize,
 ) -> Result<()> {
-    match obj.get("content") {
-        Some(Value::String(s)) => msg.texts.push(s),
-        None | Some(Value::Null) if role == Role::Assistant => {}
-        Some(Value::Array(parts)) => {
-            for (k, part) in parts.iter().enumerate() {
+    let content = obj.get("content");
+    match content.map(Node::kind) {
+        Some(Kind::String) => msg.texts.extend(content.and_then(Node::as_str)),
+        None | Some(Kind::Null) if role == Role::Assistant => {}
+        Some(Kind::Array) => {
+            for (k, part) in content.into_iter().flat_map(Node::items).enumerate() {
                 let path = || format!("messages[{i}].content[{k}]");
-                let Value::Object(p) = part else {
+                if part.kind() != Kind::Object {
                     return Err(Error::input(
                         path(),
-                        format!("expected a content part object, got {}", type_name(part)),
+                        format!("expected a content part object, got {}", part.kind().name()),
                     ));
-                };
-                match req_str(p, "type", &path)? {
-                    "text" => msg.texts.push(req_str(p, "text", &path)?),
-                    "refusal" => msg.reasoning.push(req_str(p, "refusal", &path)?),
+                }
+                match req_str(part, "type", &path)? {
+                    "text" => msg.texts.push(req_str(part, "text", &path)?),
+                    "refusal" => msg.reasoning.push(req_str(part, "refusal", &path)?),
                     "image_url" | "image" => msg.images += 1,
-                    _ => msg.opaque_bytes += part.to_string().len(),
+                    _ => msg.opaque_bytes += part.json_len(),
                 }
             }
         }
@@ -88,7 +90,7 @@ fn read_content<'a>(
                 format!("messages[{i}].content"),
                 format!(
                     "expected a string or an array of content parts, got {}",
-                    other.map_or("nothing", type_name)
+                    other.map_or("nothing", Kind::name)
                 ),
             ))
         }
@@ -96,27 +98,30 @@ fn read_content<'a>(
     Ok(())
 }
 
-fn read_calls<'a>(obj: &'a Map<String, Value>, msg: &mut Message<'a>, i: usize) -> Result<()> {
+fn read_calls<'a, N: Node<'a>>(obj: N, msg: &mut Message<'a>, i: usize) -> Result<()> {
     let calls = match obj.get("tool_calls") {
-        None | Some(Value::Null) => return Ok(()),
-        Some(Value::Array(a)) => a,
-        Some(other) => {
-            return Err(Error::input(
-                format!("messages[{i}].tool_calls"),
-                format!("expected an array of tool calls, got {}", type_name(other)),
-            ))
-        }
+        None => return Ok(()),
+        Some(c) => match c.kind() {
+            Kind::Null => return Ok(()),
+            Kind::Array => c,
+            other => {
+                return Err(Error::input(
+                    format!("messages[{i}].tool_calls"),
+                    format!("expected an array of tool calls, got {}", other.name()),
+                ))
+            }
+        },
     };
     let mut seen = HashSet::new();
-    for (k, call) in calls.iter().enumerate() {
+    for (k, call) in calls.items().enumerate() {
         let path = || format!("messages[{i}].tool_calls[{k}]");
-        let Value::Object(c) = call else {
+        if call.kind() != Kind::Object {
             return Err(Error::input(
                 path(),
-                format!("expected a tool call object, got {}", type_name(call)),
+                format!("expected a tool call object, got {}", call.kind().name()),
             ));
-        };
-        let id = req_str(c, "id", &path)?;
+        }
+        let id = req_str(call, "id", &path)?;
         if !seen.insert(id) {
             return Err(Error::input(
                 format!("{}.id", path()),
@@ -124,30 +129,28 @@ fn read_calls<'a>(obj: &'a Map<String, Value>, msg: &mut Message<'a>, i: usize) 
             ));
         }
         let fpath = || format!("messages[{i}].tool_calls[{k}].function");
-        let function = match c.get("function") {
-            Some(Value::Object(f)) => f,
+        let function = match call.get("function") {
+            Some(f) if f.kind() == Kind::Object => f,
             other => {
                 return Err(Error::input(
                     fpath(),
                     format!(
                         "expected an object {{name, arguments}}, got {}",
-                        other.map_or("nothing", type_name)
+                        other.map_or("nothing", |o| o.kind().name())
                     ),
                 ))
             }
         };
         let name = req_str(function, "name", &fpath)?;
-        let args = match function.get("arguments") {
-            Some(Value::String(s)) => s.as_str(),
-            other => {
-                return Err(Error::input(
-                    format!("{}.arguments", fpath()),
-                    format!(
-                        "expected the arguments as a JSON-encoded string, got {}",
-                        other.map_or("nothing", type_name)
-                    ),
-                ))
-            }
+        let args = function.get("arguments");
+        let Some(args) = args.and_then(Node::as_str) else {
+            return Err(Error::input(
+                format!("{}.arguments", fpath()),
+                format!(
+                    "expected the arguments as a JSON-encoded string, got {}",
+                    args.map_or("nothing", |a| a.kind().name())
+                ),
+            ));
         };
         msg.calls.push(Call {
             id,

@@ -7,11 +7,11 @@
 //! Nothing here decides anything.
 
 use serde::Serialize;
-use serde_json::Value;
 use wasm_bindgen::prelude::*;
 
+use crate::tape::Tape;
 use crate::tokens::Estimator;
-use crate::{config_from_json_text, tape, Error, ErrorKind, Result};
+use crate::{config_from_json_text, Error, ErrorKind, Result};
 
 fn envelope<T: Serialize>(result: Result<T>) -> String {
     let body = result.and_then(|v| {
@@ -30,30 +30,26 @@ fn envelope<T: Serialize>(result: Result<T>) -> String {
 #[wasm_bindgen(js_name = compactTape)]
 pub fn compact_tape(words: &[u32], numbers: &[f64], bytes: &[u8], options: &str) -> String {
     envelope(config_from_json_text(options).and_then(|c| {
-        let history = tape::decode(words, numbers, bytes)?;
-        crate::compact_planned(&history, &c, &Estimator(c.options.tokenizer))
+        let tape = Tape::open(words, numbers, bytes)?;
+        crate::compact_planned(tape.root(), &c, &Estimator(c.options.tokenizer))
     }))
 }
 
 /// Compacts a history given as UTF-8 JSON; the whole result comes back as JSON.
 #[wasm_bindgen(js_name = compactJsonBytes)]
 pub fn compact_json_bytes(json: &[u8], options: &str) -> String {
-    envelope(config_from_json_text(options).and_then(|c| {
-        let text = std::str::from_utf8(json).map_err(|e| {
+    let result = std::str::from_utf8(json)
+        .map_err(|e| {
             Error::new(
                 ErrorKind::InvalidInput,
                 format!("history is not UTF-8: {e}"),
             )
-        })?;
-        let (history, warning) = crate::parse_history(text)?;
-        let mut result = crate::compact(&history, &c)?;
-        result.warnings.extend(warning);
-        Ok(result)
-    }))
-}
-
-fn history(words: &[u32], numbers: &[f64], bytes: &[u8]) -> Result<Value> {
-    tape::decode(words, numbers, bytes)
+        })
+        .and_then(|text| crate::compact_json(text, options));
+    match result {
+        Ok(json) => format!("{{\"ok\":{json}}}"),
+        Err(e) => envelope::<()>(Err(e)),
+    }
 }
 
 /// Estimated tokens of a text or a history, given as a value tape.
@@ -61,7 +57,7 @@ fn history(words: &[u32], numbers: &[f64], bytes: &[u8]) -> Result<Value> {
 pub fn estimate_tokens_tape(words: &[u32], numbers: &[f64], bytes: &[u8], options: &str) -> String {
     envelope(
         config_from_json_text(options)
-            .and_then(|c| crate::estimate_tokens(&history(words, numbers, bytes)?, &c)),
+            .and_then(|c| crate::estimate_tokens(Tape::open(words, numbers, bytes)?.root(), &c)),
     )
 }
 
@@ -74,10 +70,9 @@ pub fn should_compact_tape(
     options: &str,
     pending: &str,
 ) -> String {
-    envelope(
-        config_from_json_text(options)
-            .and_then(|c| crate::should_compact(&history(words, numbers, bytes)?, &c, pending)),
-    )
+    envelope(config_from_json_text(options).and_then(|c| {
+        crate::should_compact(Tape::open(words, numbers, bytes)?.root(), &c, pending)
+    }))
 }
 
 /// Effective options and warnings from a TOML document.
