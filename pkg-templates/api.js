@@ -159,6 +159,11 @@ function optionsJson(options) {
     const got = Array.isArray(options) ? "an array" : typeof options;
     throw new CompactionError("INVALID_CONFIG", `options: expected an object, got ${got}`);
   }
+  if (options.randomIds === true || options.random_ids === true) {
+    // wasm has no entropy of its own: hand it a 53-bit seed.
+    const [hi, lo] = crypto.getRandomValues(new Uint32Array(2));
+    options = { ...options, randomSeed: (hi & 0x1fffff) * 2 ** 32 + lo };
+  }
   return JSON.stringify(options, (key, v) => (key !== "" && JS_ONLY.has(key) ? undefined : v));
 }
 

@@ -75,6 +75,15 @@ pub struct Compaction {
     pub warnings: Vec<Warning>,
 }
 
+/// A random seed from the standard library's per-process hash keys (the JS layer
+/// passes `random_seed` from `crypto.getRandomValues` instead: wasm has no entropy).
+fn entropy() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish()
+}
+
 /// Reads `doc`'s messages and estimates each one's tokens.
 fn views<'a, N: Node<'a>>(
     doc: &Document<'a, N>,
@@ -188,7 +197,7 @@ pub fn compact_planned<'a, N: Node<'a>>(
                 .is_some_and(|id| id.kind() == json::Kind::String)
         }),
         now: o.now,
-        random_ids: o.random_ids,
+        random: o.random_ids.then(|| o.random_seed.unwrap_or_else(entropy)),
     };
     let output = doc.render(&views, &outcome.plan, &stamp);
     let system = system_tokens(&doc, counter);

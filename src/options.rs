@@ -95,6 +95,9 @@ pub struct Options {
     pub now: Option<i64>,
     /// Random instead of content-derived ids for synthesized messages.
     pub random_ids: bool,
+    /// Seed for random ids (the JS layer sets it from `crypto.getRandomValues`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub random_seed: Option<u64>,
     /// Unknown keys are errors instead of warnings.
     pub strict: bool,
 }
@@ -117,6 +120,7 @@ impl Default for Options {
             tokenizer: Profile::O200k,
             now: None,
             random_ids: false,
+            random_seed: None,
             strict: false,
         }
     }
@@ -346,6 +350,7 @@ fn validate(entries: Vec<Entry>) -> Result<Configured> {
             "summary_model" => o.summary_model = Some(e.string()?.to_string()),
             "show_settings_hint" => o.show_settings_hint = e.boolean()?,
             "random_ids" => o.random_ids = e.boolean()?,
+            "random_seed" => o.random_seed = Some(e.integer(&mut warnings)?),
             "strict" => {}
             "now" => {
                 o.now = Some(match e.value {

@@ -100,8 +100,8 @@ pub struct Stamp {
     /// `created_at` for synthesized Moltis messages; when absent they take the
     /// `created_at` of the newest message they stand for.
     pub now: Option<i64>,
-    /// Random ids (getrandom) instead of ids derived from the content.
-    pub random_ids: bool,
+    /// A random seed: ids are random instead of derived from the content.
+    pub random: Option<u64>,
 }
 
 /// The JSON type name of `v`, for error messages.
@@ -256,8 +256,8 @@ impl<'a, N: Node<'a>> Document<'a, N> {
                             }
                         }
                         if stamp.ids {
-                            let id = match stamp.random_ids.then(random_id).flatten() {
-                                Some(id) => id,
+                            let id = match stamp.random {
+                                Some(seed) => random_id(seed, out.len()),
                                 None => derived_id(&format!(
                                     "{}:{}",
                                     out.len(),
@@ -319,11 +319,12 @@ fn derived_id(content: &str) -> String {
     format!("cc_{h:016x}")
 }
 
-/// A random id (`None` only if the platform has no random source).
-fn random_id() -> Option<String> {
-    let mut bytes = [0u8; 8];
-    getrandom::getrandom(&mut bytes).ok()?;
-    Some(format!("cc_{:016x}", u64::from_le_bytes(bytes)))
+/// The id at output position `pos` for a random `seed` (splitmix64).
+fn random_id(seed: u64, pos: usize) -> String {
+    let mut z = seed.wrapping_add((pos as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    format!("cc_{:016x}", z ^ (z >> 31))
 }
 
 /// Reads an optional string field; a present non-string is an error at `path.key`.

@@ -91,3 +91,21 @@ test("estimateTokens, shouldCompact and parseConfig", () => {
   assert.match(c.warnings[0].message, /using 0\.8 \(line 3, column 21\)/);
   assert.throws(() => parseConfig("[chat.compaction]\nprotect_head = \"three\"\n"), (e) => e.code === "INVALID_CONFIG" && /line 2, column 16/.test(e.message));
 });
+
+test("synthesized ids: derived by default, random with randomIds", () => {
+  const h = [{ role: "user", content: "question", id: "m1" }, { role: "assistant", content: "answer", id: "m2" }];
+  const id = (o) => compactSync(h, o).messages[0].id;
+  assert.match(id(), /^cc_[0-9a-f]{16}$/);
+  assert.equal(id(), id(), "content-derived ids repeat");
+  assert.notEqual(id({ randomIds: true }), id({ randomIds: true }), "random ids differ");
+});
+
+test("kept messages are the caller's own objects, and the JSON-string path agrees", async () => {
+  const { compactJsonString } = await import("../../pkg/node.js");
+  const r = compactSync(sample, { mode: "recency_preserving", contextWindow: 8000 });
+  const kept = r.messages.filter((m) => sample.includes(m));
+  assert.ok(kept.length >= r.messages.length - 2, "all but the marker (and stubs) are identical objects");
+  const viaString = JSON.parse(compactJsonString(JSON.stringify(sample), { mode: "recency_preserving", contextWindow: 8000 }));
+  assert.deepEqual(viaString.messages, JSON.parse(JSON.stringify(r.messages)));
+  assert.deepEqual(viaString.notice, r.notice);
+});

@@ -171,7 +171,14 @@ runtime("node-esm", () => {
   const sync = okLine(run(process.execPath, ["init.mjs", "sync"], { cwd: dir }), "init sync");
   okLine(run(process.execPath, ["init.mjs", "async"], { cwd: dir }), "init async");
   if (sync.deterministic !== main.deterministic) throw new Error("chat-compaction/init gives other results than the main entry");
-  return `Node ${process.version}, import → ${main.entry}; chat-compaction/init initializeSync + initialize; ${brief(main)}`;
+  // The README's first example, verbatim.
+  copyFileSync(join(root, "examples/readme.mjs"), join(dir, "readme.mjs"));
+  copyFileSync(samplePath, join(dir, "conversation.json"));
+  const readme = run(process.execPath, ["readme.mjs"], { cwd: dir }).stdout;
+  if (!/^🧹 Conversation compacted\nMode: Recency preserving\n/.test(readme) || !/^\d+ → \d+ tokens$/m.test(readme)) {
+    throw new Error(`the README example printed:\n${readme}`);
+  }
+  return `Node ${process.version}, import → ${main.entry}; chat-compaction/init initializeSync + initialize; README example runs; ${brief(main)}`;
 });
 
 runtime("node-cjs", () => {
