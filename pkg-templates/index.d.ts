@@ -305,6 +305,12 @@ export declare function compactSync<R extends RequestWithMessages>(history: R, o
 export declare function compact<M extends Message>(history: M[], options?: CompactionOptions): Promise<CompactionResult<M>>;
 export declare function compact<R extends RequestWithMessages>(history: R, options?: CompactionOptions): Promise<CompactionResult<R["messages"][number], R>>;
 
+/**
+ * For callers that already hold the history as JSON text: compacts it and returns the
+ * result (`{messages, request?, notice, summary?, warnings}`) as JSON text.
+ */
+export declare function compactJsonString(json: string, options?: CompactionOptions): string;
+
 /** Estimated tokens of a text, or of a whole history (framing included). */
 export declare function estimateTokens(input: string | History, options?: CompactionOptions): number;
 

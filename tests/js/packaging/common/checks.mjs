@@ -18,7 +18,7 @@ const MODES = [
  * Returns a short summary; throws on the first failed check.
  */
 export async function runChecks(api, sample) {
-  for (const name of ["compactSync", "compact", "estimateTokens", "shouldCompact", "parseConfig", "CompactionError"]) {
+  for (const name of ["compactSync", "compact", "compactJsonString", "estimateTokens", "shouldCompact", "parseConfig", "CompactionError"]) {
     assert(typeof api[name] === "function", `export ${name} is a function (got ${typeof api[name]})`);
   }
   const { compactSync, compact, estimateTokens, shouldCompact, parseConfig, CompactionError } = api;
@@ -38,6 +38,8 @@ export async function runChecks(api, sample) {
     assert(n.messagesAfter === r.messages.length, `${mode}: messagesAfter ${n.messagesAfter} === ${r.messages.length}`);
     assert(n.messagesAfter < n.messagesBefore, `${mode}: messagesAfter ${n.messagesAfter} < messagesBefore ${n.messagesBefore}`);
     assert(n.tokensAfter < n.tokensBefore, `${mode}: tokensAfter ${n.tokensAfter} < tokensBefore ${n.tokensBefore}`);
+    const viaString = JSON.parse(api.compactJsonString(original, options));
+    assert(JSON.stringify(viaString.messages) === JSON.stringify(r.messages), `${mode}: compactJsonString gives the same messages`);
     assert(Array.isArray(r.warnings) && r.warnings.length === 0, `${mode}: no warnings`);
     assert(JSON.stringify(sample) === original, `${mode}: input left unchanged`);
     const viaPromise = await compact(sample, options);

@@ -4,6 +4,7 @@ import {
   compact,
   compactSync,
   estimateTokens,
+  compactJsonString,
   parseConfig,
   shouldCompact,
   CompactionError,
@@ -53,6 +54,8 @@ async function asyncUse(): Promise<number> {
   return r.messages.length + r2.request.messages.length;
 }
 
+const resultJson: string = compactJsonString(JSON.stringify(history), { mode: "recency_preserving" });
+console.log(resultJson.length);
 const tokens: number = estimateTokens(history) + estimateTokens("some text", { tokenizer: "cl100k" }) + estimateTokens(request);
 const due: boolean = shouldCompact(history, { contextWindow: 8000 }, "pending text");
 const config = parseConfig('[chat.compaction]\nmode = "deterministic"\n');
