@@ -1,7 +1,7 @@
 //! The JS side: thin wasm-bindgen exports over the core.
 //!
 //! Histories arrive as a value tape (see [`crate::tape`]) that the package's JS
-//! layer writes straight from the caller's objects, or as UTF-8 JSON bytes.
+//! layer writes straight from the caller's objects.
 //! Each export returns an envelope, `{"ok": …}` or `{"error": {"code", "message"}}`;
 //! the JS layer turns error envelopes into `Error` objects with `code`.
 //! Nothing here decides anything.
@@ -33,23 +33,6 @@ pub fn compact_tape(words: &[u32], numbers: &[f64], bytes: &[u8], options: &str)
         let tape = Tape::open(words, numbers, bytes)?;
         crate::compact_planned(tape.root(), &c, &Estimator(c.options.tokenizer))
     }))
-}
-
-/// Compacts a history given as UTF-8 JSON; the whole result comes back as JSON.
-#[wasm_bindgen(js_name = compactJsonBytes)]
-pub fn compact_json_bytes(json: &[u8], options: &str) -> String {
-    let result = std::str::from_utf8(json)
-        .map_err(|e| {
-            Error::new(
-                ErrorKind::InvalidInput,
-                format!("history is not UTF-8: {e}"),
-            )
-        })
-        .and_then(|text| crate::compact_json(text, options));
-    match result {
-        Ok(json) => format!("{{\"ok\":{json}}}"),
-        Err(e) => envelope::<()>(Err(e)),
-    }
 }
 
 /// Estimated tokens of a text or a history, given as a value tape.
