@@ -167,6 +167,47 @@ function optionsJson(options) {
   return JSON.stringify(options, (key, v) => (key !== "" && JS_ONLY.has(key) ? undefined : v));
 }
 
+/**
+ * The caller's `countTokens`, wrapped so that wasm never sees a throw: a failure
+ * answers -1 (wasm then falls back to its estimator) and `check()` rethrows it as
+ * a CompactionError with the caller's error as `cause`.
+ */
+function counter(options) {
+  const fn = options?.countTokens ?? options?.count_tokens;
+  if (fn === undefined || fn === null) return [undefined, () => {}];
+  if (typeof fn !== "function") {
+    throw new CompactionError("INVALID_CONFIG", `countTokens: expected a function (text) => number, got ${typeof fn}`);
+  }
+  let failure;
+  const count = (text) => {
+    if (failure !== undefined) return -1;
+    try {
+      const n = fn(text);
+      if (typeof n === "number" && Number.isFinite(n) && n >= 0) return n;
+      failure = new TypeError(`countTokens returned ${String(n)}; expected a non-negative number`);
+    } catch (e) {
+      failure = e;
+    }
+    return -1;
+  };
+  const check = () => {
+    if (failure !== undefined) {
+      throw new CompactionError("INVALID_CONFIG", `countTokens failed: ${failure?.message ?? String(failure)}`, { cause: failure });
+    }
+  };
+  return [count, check];
+}
+
+/** Calls a wasm export with the encoded history, the options and the caller's counter. */
+function call(exportFn, history, options, ...rest) {
+  const opts = optionsJson(options);
+  const [count, check] = counter(options);
+  const [w, n, b] = tape(history, "input");
+  const envelope = exportFn(w, n, b, opts, ...rest, count);
+  check();
+  return unwrap(envelope);
+}
+
 function isRequest(history) {
   return history !== null && typeof history === "object" && !Array.isArray(history);
 }
@@ -177,9 +218,7 @@ function isRequest(history) {
  * caller's own objects; `history` is never mutated.
  */
 export function compactSync(history, options) {
-  const opts = optionsJson(options);
-  const [w, n, b] = tape(history, "input");
-  const { plan, notice, summary, warnings } = unwrap(raw.compactTape(w, n, b, opts));
+  const { plan, notice, summary, warnings } = call(raw.compactTape, history, options);
   const source = isRequest(history) ? history.messages : history;
   const messages = plan.map((p) => (typeof p === "number" ? source[p] : p));
   const result = { messages, notice, warnings };
@@ -214,16 +253,12 @@ export function compactJsonString(json, options) {
 
 /** Estimated tokens of a text, or of a whole history (array or request object). */
 export function estimateTokens(input, options) {
-  const opts = optionsJson(options);
-  const [w, n, b] = tape(input, "input");
-  return unwrap(raw.estimateTokensTape(w, n, b, opts));
+  return call(raw.estimateTokensTape, input, options);
 }
 
 /** Whether the next request (history + `pendingText`) reaches the auto-compact threshold. */
 export function shouldCompact(history, options, pendingText = "") {
-  const opts = optionsJson(options);
-  const [w, n, b] = tape(history, "input");
-  return unwrap(raw.shouldCompactTape(w, n, b, opts, String(pendingText))).shouldCompact;
+  return call(raw.shouldCompactTape, history, options, String(pendingText)).shouldCompact;
 }
 
 /** Effective options and warnings from TOML (`[chat.compaction]` of a moltis.toml, or a bare table). */

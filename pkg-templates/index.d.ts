@@ -179,6 +179,8 @@ export interface CompactionOptions {
   randomIds?: boolean;
   /** Unknown option keys are errors instead of warnings (default false). */
   strict?: boolean;
+  /** Your own exact token counter, used for every count instead of the built-in estimator. */
+  countTokens?: (text: string) => number;
   /** The summarizer for the LLM modes (structured, llm_replace; not available yet: SUMMARIZER_REQUIRED). */
   summarize?: Summarizer;
   /** Aborts an LLM-mode compaction. */

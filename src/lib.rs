@@ -254,13 +254,21 @@ pub fn compact_planned<'a, N: Node<'a>>(
 /// Estimated tokens of a text (a JSON string) or of a whole history (array or
 /// request object), framing included.
 pub fn estimate_tokens<'a, N: Node<'a>>(input: N, config: &Configured) -> Result<u64> {
-    let counter = Estimator(config.options.tokenizer);
+    estimate_tokens_with(input, config, &Estimator(config.options.tokenizer))
+}
+
+/// Like [`estimate_tokens`], counting with `counter`.
+pub fn estimate_tokens_with<'a, N: Node<'a>>(
+    input: N,
+    config: &Configured,
+    counter: &dyn TokenCounter,
+) -> Result<u64> {
     if let Some(s) = input.as_str() {
         return Ok(counter.count(s));
     }
     let doc = formats::open(input, config.options.format)?;
-    let views = views(&doc, &counter)?;
-    Ok(system_tokens(&doc, &counter) + views.iter().map(|v| v.tokens).sum::<u64>())
+    let views = views(&doc, counter)?;
+    Ok(system_tokens(&doc, counter) + views.iter().map(|v| v.tokens).sum::<u64>())
 }
 
 /// The auto-compact trigger of SPEC §3 for `input` plus the `pending` new text.
@@ -269,15 +277,24 @@ pub fn should_compact<'a, N: Node<'a>>(
     config: &Configured,
     pending: &str,
 ) -> Result<trigger::Trigger> {
-    let counter = Estimator(config.options.tokenizer);
+    should_compact_with(input, config, pending, &Estimator(config.options.tokenizer))
+}
+
+/// Like [`should_compact`], counting with `counter`.
+pub fn should_compact_with<'a, N: Node<'a>>(
+    input: N,
+    config: &Configured,
+    pending: &str,
+    counter: &dyn TokenCounter,
+) -> Result<trigger::Trigger> {
     let doc = formats::open(input, config.options.format)?;
-    let views = views(&doc, &counter)?;
+    let views = views(&doc, counter)?;
     Ok(trigger::evaluate(
         &views,
-        system_tokens(&doc, &counter),
+        system_tokens(&doc, counter),
         &config.options,
         pending,
-        &counter,
+        counter,
     ))
 }
 

@@ -1,17 +1,48 @@
 //! The JS side: thin wasm-bindgen exports over the core.
 //!
 //! Histories arrive as a value tape (see [`crate::tape`]) that the package's JS
-//! layer writes straight from the caller's objects.
-//! Each export returns an envelope, `{"ok": …}` or `{"error": {"code", "message"}}`;
-//! the JS layer turns error envelopes into `Error` objects with `code`.
-//! Nothing here decides anything.
+//! layer writes straight from the caller's objects. Each export returns an
+//! envelope, `{"ok": …}` or `{"error": {"code", "message"}}`; the JS layer turns
+//! error envelopes into `Error` objects with `code`. Nothing here decides anything.
 
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 use crate::tape::Tape;
-use crate::tokens::Estimator;
-use crate::{config_from_json_text, Error, ErrorKind, Result};
+use crate::tokens::{Estimator, Profile, TokenCounter};
+use crate::{config_from_json_text, Configured, Error, ErrorKind, Result};
+
+#[wasm_bindgen]
+extern "C" {
+    /// The caller's `countTokens`, wrapped by the JS layer so that it never throws
+    /// and answers -1 when the caller's function failed.
+    pub type CountTokens;
+
+    #[wasm_bindgen(method, js_name = call)]
+    fn count(this: &CountTokens, context: &JsValue, text: &str) -> f64;
+}
+
+/// Counts with the caller's function; falls back to the estimator where it failed
+/// (the JS layer then reports the failure as an error).
+struct JsCounter<'a> {
+    count: &'a CountTokens,
+    fallback: Estimator,
+}
+
+impl TokenCounter for JsCounter<'_> {
+    fn count(&self, text: &str) -> u64 {
+        let n = self.count.count(&JsValue::NULL, text);
+        if n.is_finite() && n >= 0.0 {
+            n.round() as u64
+        } else {
+            self.fallback.count(text)
+        }
+    }
+
+    fn profile(&self) -> Profile {
+        self.fallback.0
+    }
+}
 
 fn envelope<T: Serialize>(result: Result<T>) -> String {
     let body = result.and_then(|v| {
@@ -25,23 +56,48 @@ fn envelope<T: Serialize>(result: Result<T>) -> String {
     }
 }
 
+/// Runs `f` with the options and the counter to use (the caller's, or the estimator).
+fn with_counter<T: Serialize>(
+    options: &str,
+    count_tokens: Option<CountTokens>,
+    f: impl FnOnce(&Configured, &dyn TokenCounter) -> Result<T>,
+) -> String {
+    envelope(config_from_json_text(options).and_then(|c| {
+        let fallback = Estimator(c.options.tokenizer);
+        match &count_tokens {
+            Some(count) => f(&c, &JsCounter { count, fallback }),
+            None => f(&c, &fallback),
+        }
+    }))
+}
+
 /// Compacts a history given as a value tape; kept messages come back as input
 /// indices (`{plan, notice, summary?, warnings}`).
 #[wasm_bindgen(js_name = compactTape)]
-pub fn compact_tape(words: &[u32], numbers: &[f64], bytes: &[u8], options: &str) -> String {
-    envelope(config_from_json_text(options).and_then(|c| {
-        let tape = Tape::open(words, numbers, bytes)?;
-        crate::compact_planned(tape.root(), &c, &Estimator(c.options.tokenizer))
-    }))
+pub fn compact_tape(
+    words: &[u32],
+    numbers: &[f64],
+    bytes: &[u8],
+    options: &str,
+    count_tokens: Option<CountTokens>,
+) -> String {
+    with_counter(options, count_tokens, |c, counter| {
+        crate::compact_planned(Tape::open(words, numbers, bytes)?.root(), c, counter)
+    })
 }
 
 /// Estimated tokens of a text or a history, given as a value tape.
 #[wasm_bindgen(js_name = estimateTokensTape)]
-pub fn estimate_tokens_tape(words: &[u32], numbers: &[f64], bytes: &[u8], options: &str) -> String {
-    envelope(
-        config_from_json_text(options)
-            .and_then(|c| crate::estimate_tokens(Tape::open(words, numbers, bytes)?.root(), &c)),
-    )
+pub fn estimate_tokens_tape(
+    words: &[u32],
+    numbers: &[f64],
+    bytes: &[u8],
+    options: &str,
+    count_tokens: Option<CountTokens>,
+) -> String {
+    with_counter(options, count_tokens, |c, counter| {
+        crate::estimate_tokens_with(Tape::open(words, numbers, bytes)?.root(), c, counter)
+    })
 }
 
 /// The auto-compact trigger for a history (value tape) plus pending text.
@@ -52,10 +108,16 @@ pub fn should_compact_tape(
     bytes: &[u8],
     options: &str,
     pending: &str,
+    count_tokens: Option<CountTokens>,
 ) -> String {
-    envelope(config_from_json_text(options).and_then(|c| {
-        crate::should_compact(Tape::open(words, numbers, bytes)?.root(), &c, pending)
-    }))
+    with_counter(options, count_tokens, |c, counter| {
+        crate::should_compact_with(
+            Tape::open(words, numbers, bytes)?.root(),
+            c,
+            pending,
+            counter,
+        )
+    })
 }
 
 /// Effective options and warnings from a TOML document.

@@ -109,3 +109,19 @@ test("kept messages are the caller's own objects, and the JSON-string path agree
   assert.deepEqual(viaString.messages, JSON.parse(JSON.stringify(r.messages)));
   assert.deepEqual(viaString.notice, r.notice);
 });
+
+test("countTokens replaces the estimator everywhere; its failures surface with cause", () => {
+  const chars = (t) => t.length;
+  const text = "hello world";
+  assert.equal(estimateTokens(text, { countTokens: chars }), 11);
+  const before = estimateTokens(sample, { countTokens: chars });
+  assert.notEqual(before, estimateTokens(sample));
+  const r = compactSync(sample, { mode: "recency_preserving", contextWindow: 8000, countTokens: chars });
+  assert.equal(r.notice.tokensBefore, before);
+  assert.equal(shouldCompact(sample, { contextWindow: 8000, countTokens: () => 0 }), false, "a counter of zeros never fires");
+  const boom = new Error("tokenizer not loaded");
+  assert.throws(() => compactSync(sample, { countTokens: () => { throw boom; } }), (e) => e.code === "INVALID_CONFIG" && e.cause === boom);
+  assert.throws(() => estimateTokens(text, { countTokens: () => NaN }), { code: "INVALID_CONFIG" });
+  assert.throws(() => estimateTokens(text, { countTokens: 3 }), { code: "INVALID_CONFIG" });
+  assert.equal(compactSync(sample).messages.length, 2, "still works afterwards");
+});
