@@ -93,7 +93,7 @@ function value(v, depth, path) {
         return;
       }
       if (typeof v.toJSON === "function") {
-        value(v.toJSON(), depth, path);
+        value(v.toJSON(), depth + 1, path);
         return;
       }
       if (depth >= MAX_DEPTH) throw invalid(`${path}: nested deeper than ${MAX_DEPTH} levels; flatten the data or check for a cycle`);
@@ -159,12 +159,21 @@ function optionsJson(options) {
     const got = Array.isArray(options) ? "an array" : typeof options;
     throw new CompactionError("INVALID_CONFIG", `options: expected an object, got ${got}`);
   }
+  for (const [key, v] of Object.entries(options)) {
+    if (typeof v === "number" && !Number.isFinite(v)) {
+      throw new CompactionError("INVALID_CONFIG", `${key}: expected a finite number, got ${v}`);
+    }
+  }
   if (options.randomIds === true || options.random_ids === true) {
     // wasm has no entropy of its own: hand it a 53-bit seed.
     const [hi, lo] = crypto.getRandomValues(new Uint32Array(2));
     options = { ...options, randomSeed: (hi & 0x1fffff) * 2 ** 32 + lo };
   }
-  return JSON.stringify(options, (key, v) => (key !== "" && JS_ONLY.has(key) ? undefined : v));
+  try {
+    return JSON.stringify(options, (key, v) => (key !== "" && JS_ONLY.has(key) ? undefined : v));
+  } catch (cause) {
+    throw new CompactionError("INVALID_CONFIG", `options: cannot be read (${cause.message})`, { cause });
+  }
 }
 
 /**
@@ -233,9 +242,8 @@ export async function compact(history, options) {
 }
 
 /**
- * For callers that hold the history as JSON text and want JSON text back (a request
- * body in, a request body out): the result (`{messages, request?, notice, summary?,
- * warnings}`) as JSON text. Parsing in JS and compacting the objects is the fastest
+ * For callers that hold the history as JSON text and want JSON text back: the
+ * result (`{messages, request?, notice, summary?, warnings}`) as JSON text. Parsing in JS and compacting the objects is the fastest
  * path measured, so that is what this does.
  */
 export function compactJsonString(json, options) {
@@ -258,7 +266,7 @@ export function estimateTokens(input, options) {
 
 /** Whether the next request (history + `pendingText`) reaches the auto-compact threshold. */
 export function shouldCompact(history, options, pendingText = "") {
-  return call(raw.shouldCompactTape, history, options, String(pendingText)).shouldCompact;
+  return call(raw.shouldCompactTape, history, options, String(pendingText ?? "")).shouldCompact;
 }
 
 /** Effective options and warnings from TOML (`[chat.compaction]` of a moltis.toml, or a bare table). */

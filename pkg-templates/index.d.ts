@@ -238,7 +238,7 @@ export interface EffectiveOptions {
 
 /** A non-fatal remark: a clamped value, an unknown key. */
 export interface Warning {
-  code: "CLAMPED" | "UNKNOWN_OPTION";
+  code: "CLAMPED" | "UNKNOWN_OPTION" | "EMPTY_MESSAGE_DROPPED";
   message: string;
 }
 

@@ -1,7 +1,7 @@
 //! Bounds a summary to a byte and line budget: lines are cut to a maximum
 //! length, then plain lines are dropped first and bullets from the end, with one
-//! `[... N lines omitted for brevity]` line. Headers survive, and the surviving
-//! lines keep their order.
+//! `[... N lines omitted for brevity]` line. Headers go last (only when nothing
+//! else is left to drop), and the surviving lines keep their order.
 
 use crate::text::truncate;
 

@@ -13,7 +13,8 @@ pub enum ErrorKind {
     InvalidConfig,
     /// There are no messages to compact.
     EmptyHistory,
-    /// Head and tail already cover everything and nothing can be pruned.
+    /// Head and tail already cover everything and nothing can be pruned, or the
+    /// result would not be smaller than the input.
     TooSmallToCompact,
     /// An LLM mode was asked for without a summarizer function.
     SummarizerRequired,

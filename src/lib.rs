@@ -185,7 +185,7 @@ pub fn compact_planned<'a, N: Node<'a>>(
             return Err(Error::new(
                 ErrorKind::SummarizerRequired,
                 format!(
-                    "mode {:?} calls an LLM: pass a summarize function (compact(history, {{ mode, summarize }})), or pick \"deterministic\" or \"recency_preserving\"",
+                    "mode {:?} summarizes with an LLM, which this version does not support yet; use \"deterministic\" or \"recency_preserving\"",
                     o.mode.key()
                 ),
             ))

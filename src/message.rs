@@ -91,6 +91,10 @@ pub struct ToolOutput<'a> {
     pub bytes: usize,
     /// Whether the output already is a placeholder of an earlier compaction.
     pub is_placeholder: bool,
+    /// Images inside the output (counted as a flat amount of tokens).
+    pub images: usize,
+    /// Bytes of parts of the output the library does not interpret.
+    pub opaque_bytes: usize,
 }
 
 impl<'a> ToolOutput<'a> {
@@ -103,6 +107,8 @@ impl<'a> ToolOutput<'a> {
             is_placeholder: text.starts_with(PLACEHOLDER) || text == STUB_TEXT,
             text,
             is_error,
+            images: 0,
+            opaque_bytes: 0,
         }
     }
 }
@@ -155,6 +161,12 @@ impl<'a> Message<'a> {
     /// Whether the message has nothing a provider would accept (no text, calls,
     /// results, images or other parts): providers reject such messages.
     pub fn is_empty(&self) -> bool {
+        self.is_empty_without_results() && self.results.is_empty()
+    }
+
+    /// Whether nothing but tool results is in the message (so dropping them all
+    /// would leave it empty).
+    pub fn is_empty_without_results(&self) -> bool {
         self.texts
             .iter()
             .chain(&self.reasoning)
@@ -162,7 +174,6 @@ impl<'a> Message<'a> {
             && self.images == 0
             && self.opaque_bytes == 0
             && self.calls.is_empty()
-            && self.results.is_empty()
     }
 
     /// Whether this message carries tool results (and so must follow its calls).

@@ -147,7 +147,8 @@ impl Options {
 /// A non-fatal remark about the input or options, returned in results.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Warning {
-    /// Stable code: `CLAMPED`, `UNKNOWN_OPTION`, `IGNORED_OPTION`.
+    /// Stable code: `CLAMPED`, `UNKNOWN_OPTION`, `EMPTY_MESSAGE_DROPPED`,
+    /// `LONE_SURROGATE_REPLACED` (JSON text input only).
     pub code: &'static str,
     /// What happened and what value is used.
     pub message: String,

@@ -9,32 +9,56 @@
 use std::collections::HashSet;
 
 use crate::formats::ResultsPlacement;
-use crate::message::Message;
+use crate::message::{Message, Role};
 use crate::plan::{Edit, Plan, Step, Synthetic};
 
 /// The assistant whose calls are waiting for results.
 struct OpenGroup<'a> {
+    /// Input index of the assistant message.
+    index: usize,
     calls: Vec<&'a str>,
     answered: HashSet<&'a str>,
     /// Output position of the first kept message that carries its results.
     first_results: Option<usize>,
 }
 
+/// The assistant at the end of the input whose calls are still being answered
+/// (only results and notices follow it): its tools are running, so its missing
+/// results are not stubbed.
+fn pending_calls(views: &[Message<'_>]) -> Option<usize> {
+    let last = views
+        .iter()
+        .rposition(|m| !m.has_results() && m.role != Role::Notice)?;
+    (!views[last].calls.is_empty()).then_some(last)
+}
+
 /// Drops orphan results and adds stubs for unanswered calls.
 pub fn repair(plan: Plan, views: &[Message<'_>], placement: ResultsPlacement) -> Plan {
     let mut out: Plan = Vec::with_capacity(plan.len() + 4);
     let mut group: Option<OpenGroup> = None;
+    let pending = pending_calls(views);
+    let close = |group: Option<OpenGroup<'_>>, out: &mut Plan| {
+        if group.as_ref().is_some_and(|g| Some(g.index) != pending) {
+            close(group, out, placement);
+        }
+    };
     for step in plan {
         let Step::Keep { index, mut edits } = step else {
-            close(group.take(), &mut out, placement);
+            close(group.take(), &mut out);
             out.push(step);
             continue;
         };
         let m = &views[index];
+        if m.role == Role::Notice {
+            // UI-only: never sent to a model, so it does not split a tool group.
+            out.push(Step::Keep { index, edits });
+            continue;
+        }
         if !m.has_results() {
-            close(group.take(), &mut out, placement);
+            close(group.take(), &mut out);
             if !m.calls.is_empty() {
                 group = Some(OpenGroup {
+                    index,
                     calls: m.calls.iter().map(|c| c.id).collect(),
                     answered: HashSet::new(),
                     first_results: None,
@@ -58,11 +82,7 @@ pub fn repair(plan: Plan, views: &[Message<'_>], placement: ResultsPlacement) ->
             }
             None => orphans.extend(0..m.results.len()),
         }
-        let nothing_else = m.texts.iter().all(|t| t.trim().is_empty())
-            && m.images == 0
-            && m.opaque_bytes == 0
-            && m.calls.is_empty();
-        if orphans.len() == m.results.len() && nothing_else {
+        if orphans.len() == m.results.len() && m.is_empty_without_results() {
             continue; // the whole message was an orphan result
         }
         if !orphans.is_empty() {
@@ -73,7 +93,7 @@ pub fn repair(plan: Plan, views: &[Message<'_>], placement: ResultsPlacement) ->
         }
         out.push(Step::Keep { index, edits });
     }
-    close(group, &mut out, placement);
+    close(group, &mut out);
     out
 }
 

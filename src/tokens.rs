@@ -6,12 +6,12 @@
 //! costs on average. The weights were fitted by least squares against the exact
 //! o200k and cl100k tokenizers on real conversations (`examples/calibrate.rs`).
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::message::{Message, Role};
 
 /// Which tokenizer the estimate imitates.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Profile {
     /// OpenAI's o200k_base (GPT-4o and later). The default.
@@ -323,7 +323,9 @@ pub fn message_tokens(m: &Message<'_>, counter: &dyn TokenCounter) -> u64 {
         t += profile.call_overhead() + counter.count(c.name) + counter.count(&c.args.text());
     }
     for r in &m.results {
-        t += counter.count(&r.text);
+        t += counter.count(&r.text)
+            + r.images as u64 * profile.image_tokens()
+            + (r.opaque_bytes / 3) as u64;
     }
     t += m.images as u64 * profile.image_tokens();
     t += (m.opaque_bytes / 3) as u64;

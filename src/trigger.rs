@@ -40,10 +40,14 @@ pub fn evaluate(
     let last_assistant = views.iter().rposition(|m| m.role == Role::Assistant);
     let reported = last_assistant.and_then(|a| Some((a, views[a].reported_input_tokens?)));
     let history = match reported {
-        Some((a, r)) => r + views[a..].iter().map(|m| m.tokens).sum::<u64>(),
-        None => system_tokens + views.iter().map(|m| m.tokens).sum::<u64>(),
+        Some((a, r)) => views[a..]
+            .iter()
+            .fold(r, |acc, m| acc.saturating_add(m.tokens)),
+        None => views
+            .iter()
+            .fold(system_tokens, |acc, m| acc.saturating_add(m.tokens)),
     };
-    let estimated = history + pending_tokens;
+    let estimated = history.saturating_add(pending_tokens);
     let threshold = options.trigger_tokens();
     Trigger {
         should_compact: estimated >= threshold,

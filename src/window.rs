@@ -29,9 +29,15 @@ pub fn leading_system(views: &[Message<'_>]) -> usize {
     views.iter().take_while(|m| m.role == Role::System).count()
 }
 
+/// Whether a boundary right before `m` would split a tool group: `m` carries
+/// results, or is a UI-only notice that may sit between a call and its results.
+fn inside_group(m: &Message<'_>) -> bool {
+    m.has_results() || m.role == Role::Notice
+}
+
 /// Moves `start` back until it does not split a tool group, but never below `floor`.
 pub fn align_back(views: &[Message<'_>], mut start: usize, floor: usize) -> usize {
-    while start > floor && start < views.len() && views[start].has_results() {
+    while start > floor && start < views.len() && inside_group(&views[start]) {
         start -= 1;
     }
     start
@@ -60,7 +66,7 @@ pub fn window(views: &[Message<'_>], options: &Options) -> Window {
     let n = views.len();
     let mut head_end = options.protect_head.min(n).max(leading_system(views));
     // Extend the head over the results of its last assistant's calls.
-    while head_end > 0 && head_end < n && views[head_end].has_results() {
+    while head_end > 0 && head_end < n && inside_group(&views[head_end]) {
         head_end += 1;
     }
     let tail_min = options.protect_tail_min.min(n - head_end);
@@ -82,7 +88,7 @@ pub fn owners(views: &[Message<'_>]) -> Vec<Option<usize>> {
         .iter()
         .enumerate()
         .map(|(i, m)| {
-            if m.has_results() {
+            if inside_group(m) {
                 owner
             } else {
                 owner = (m.role == Role::Assistant && !m.calls.is_empty()).then_some(i);

@@ -121,6 +121,7 @@ fn read_block<'a, N: Node<'a>>(
             let id = req_str(block, "tool_use_id", &path)?;
             let is_error = block.get("is_error").and_then(Node::as_bool) == Some(true);
             let content = block.get("content");
+            let (mut images, mut opaque_bytes) = (0, 0);
             let text: Cow<str> = match content.map(Node::kind) {
                 None | Some(Kind::Null) => Cow::Borrowed(""),
                 Some(Kind::String) => Cow::Borrowed(content.and_then(Node::as_str).unwrap_or("")),
@@ -131,8 +132,8 @@ fn read_block<'a, N: Node<'a>>(
                             Some("text") => {
                                 texts.push(part.get("text").and_then(Node::as_str).unwrap_or(""))
                             }
-                            Some("image") => msg.images += 1,
-                            _ => msg.opaque_bytes += part.json_len(),
+                            Some("image") => images += 1,
+                            _ => opaque_bytes += part.json_len(),
                         }
                     }
                     if texts.len() == 1 {
@@ -151,7 +152,10 @@ fn read_block<'a, N: Node<'a>>(
                     ))
                 }
             };
-            msg.results.push(ToolOutput::new(id, None, text, is_error));
+            let mut output = ToolOutput::new(id, None, text, is_error);
+            output.images = images;
+            output.opaque_bytes = opaque_bytes;
+            msg.results.push(output);
         }
         _ => msg.opaque_bytes += block.json_len(),
     }

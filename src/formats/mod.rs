@@ -5,7 +5,7 @@ mod anthropic;
 mod moltis;
 mod openai;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Map, Value};
 
 use std::marker::PhantomData;
@@ -16,7 +16,7 @@ use crate::message::Message;
 use crate::plan::{Plan, Step, Synthetic};
 
 /// A supported message format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Format {
     /// OpenAI Chat Completions messages.
@@ -35,15 +35,6 @@ impl Format {
             "anthropic" => Some(Format::Anthropic),
             "moltis" => Some(Format::Moltis),
             _ => None,
-        }
-    }
-
-    /// The format's name as the options spell it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Format::Openai => "openai",
-            Format::Anthropic => "anthropic",
-            Format::Moltis => "moltis",
         }
     }
 
@@ -159,29 +150,33 @@ pub fn single<'a, N: Node<'a>>(format: Format, message: N) -> Document<'a, N> {
     }
 }
 
-/// Guesses the format from what only one format has.
+/// Guesses the format from what only one format has: Anthropic content blocks
+/// first (a history of them may carry timestamps too), then Moltis roles or
+/// `created_at`, else OpenAI.
 fn detect<'a, N: Node<'a>>(root: N, messages: &[N]) -> Format {
-    let mut anthropic = root.get("system").is_some();
     let kind_of = |b: N| b.get("type").and_then(Node::as_str);
-    for m in messages {
-        if matches!(
+    let anthropic_block = |b: N| {
+        matches!(
+            kind_of(b),
+            Some("tool_use" | "tool_result" | "thinking" | "redacted_thinking")
+        ) || (kind_of(b) == Some("image") && b.get("source").is_some())
+    };
+    let anthropic = root.get("system").is_some()
+        || messages.iter().any(|m| {
+            m.get("content")
+                .is_some_and(|c| c.items().any(anthropic_block))
+        });
+    if anthropic {
+        return Format::Anthropic;
+    }
+    let moltis = messages.iter().any(|m| {
+        matches!(
             m.get("role").and_then(Node::as_str),
             Some("notice" | "tool_result")
         ) || m.get("created_at").is_some()
-        {
-            return Format::Moltis;
-        }
-        if let Some(content) = m.get("content") {
-            anthropic |= content.items().any(|b| {
-                matches!(
-                    kind_of(b),
-                    Some("tool_use" | "tool_result" | "thinking" | "redacted_thinking")
-                ) || (kind_of(b) == Some("image") && b.get("source").is_some())
-            });
-        }
-    }
-    if anthropic {
-        Format::Anthropic
+    });
+    if moltis {
+        Format::Moltis
     } else {
         Format::Openai
     }

@@ -53,7 +53,10 @@ pub(super) fn read_common<'a, N: Node<'a>>(obj: N, role: Role, i: usize) -> Resu
             _ => Cow::Owned(msg.texts.join("\n")),
         };
         msg.texts.clear();
-        msg.results.push(ToolOutput::new(id, name, text, false));
+        let mut output = ToolOutput::new(id, name, text, false);
+        output.images = std::mem::take(&mut msg.images);
+        output.opaque_bytes = std::mem::take(&mut msg.opaque_bytes);
+        msg.results.push(output);
     }
     Ok(msg)
 }

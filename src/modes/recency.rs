@@ -31,10 +31,9 @@ pub fn plan(
     let n = views.len();
     // Output positions whose tool outputs may be pruned: `prunable.0..prunable.1`.
     let (steps, prunable) = if w.covers_all() {
-        // Only pruning can help: protect what fits the tail budget (at least the
-        // newest tool group), prune older tool outputs in place.
-        // Protect the last `tail_min × 3` messages, or only what fits the tail
-        // budget when that is less (at least the newest tool group stays).
+        // Only pruning can help, in place: protect the last `protect_tail_min × 3`
+        // messages, or only what fits the tail budget when that is less (at least
+        // the newest tool group stays).
         let fits = align_back(views, suffix_within(views, 0, options.tail_budget(), 0), 0);
         let spec = n.saturating_sub(options.protect_tail_min.saturating_mul(3));
         (
@@ -113,8 +112,8 @@ fn marker(views: &[Message<'_>], w: &Window, options: &Options) -> String {
 
 /// Digest size: about 5% of the tail budget (4 bytes a token), within [600, 6000] bytes.
 fn digest_bytes(options: &Options) -> usize {
-    let five_percent = options.tail_budget() as usize / 20 * 4;
-    five_percent.clamp(600, 6000)
+    let five_percent = options.tail_budget() / 20 * 4;
+    five_percent.clamp(600, 6000) as usize
 }
 
 /// Digest lines in priority order, cut to `max_bytes`: the latest user request is
