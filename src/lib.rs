@@ -27,6 +27,7 @@
 
 pub mod bound;
 pub mod error;
+pub mod facts;
 pub mod formats;
 pub mod json;
 pub mod message;

@@ -1,17 +1,14 @@
 //! `deterministic`: leading system messages + one user message holding a bounded,
 //! structured index of everything else. Zero LLM calls.
 
-use std::collections::BTreeSet;
-
 use crate::bound::{bound, SUMMARY_BUDGET};
 use crate::error::{Error, ErrorKind, Result};
+use crate::facts::{gather, result_tool_name};
 use crate::message::{Message, Role};
 use crate::modes::{drop_empty, Outcome};
 use crate::plan::{Step, Synthetic};
 use crate::prune::describe_call;
-use crate::text::{
-    collect_paths, is_synthetic, mentions_pending_work, one_line, truncate, SUMMARY_PREFIX,
-};
+use crate::text::{one_line, truncate, SUMMARY_PREFIX};
 use crate::window::{leading_system, owners};
 
 /// Opens the summary message.
@@ -121,60 +118,32 @@ fn summarize(views: &[Message<'_>], start: usize) -> (Vec<String>, Vec<String>) 
         count(Role::Tool)
     )];
 
-    let mut tools = BTreeSet::new();
-    let mut files = BTreeSet::new();
-    for (i, m) in msgs.iter().enumerate() {
-        for c in &m.calls {
-            tools.insert(c.name);
-            collect_paths(&c.args.text(), &mut files);
-        }
-        for r in &m.results {
-            if let Some(name) = result_tool_name(views, &owner, start + i, r.id).or(r.name) {
-                tools.insert(name);
-            }
-        }
-        if let Some(t) = m.first_text() {
-            collect_paths(t, &mut files);
-        }
+    let facts = gather(views, start..views.len());
+    if !facts.tools.is_empty() {
+        out.push(fitting_list("- Tools mentioned: ", facts.tools.iter()));
     }
-    if !tools.is_empty() {
-        out.push(fitting_list("- Tools mentioned: ", tools.iter()));
-    }
-
-    let requests: Vec<&str> = msgs
-        .iter()
-        .filter(|m| m.role == Role::User)
-        .filter_map(|m| m.first_text())
-        .filter(|t| !is_synthetic(t))
-        .collect();
-    if !requests.is_empty() {
+    if !facts.requests.is_empty() {
         out.push("- Recent user requests:".into());
-        let from = requests.len().saturating_sub(3);
+        let from = facts.requests.len().saturating_sub(3);
         out.extend(
-            requests[from..]
+            facts.requests[from..]
                 .iter()
                 .map(|t| format!("  - {}", one_line(t, 120))),
         );
     }
-
-    let mut pending: Vec<&str> = msgs
-        .iter()
-        .rev()
-        .filter(|m| matches!(m.role, Role::User | Role::Assistant))
-        .filter_map(|m| m.first_text())
-        .filter(|t| !is_synthetic(t) && mentions_pending_work(t))
-        .take(3)
-        .collect();
-    pending.reverse();
-    if !pending.is_empty() {
+    if !facts.pending.is_empty() {
         out.push("- Pending work:".into());
-        out.extend(pending.iter().map(|t| format!("  - {}", one_line(t, 120))));
+        out.extend(
+            facts
+                .pending
+                .iter()
+                .map(|t| format!("  - {}", one_line(t, 120))),
+        );
     }
-
-    if !files.is_empty() {
+    if !facts.files.is_empty() {
         out.push(fitting_list(
             "- Key files referenced: ",
-            files.iter().take(MAX_KEY_FILES),
+            facts.files.iter().take(MAX_KEY_FILES),
         ));
     }
 
@@ -233,17 +202,6 @@ fn fitting_list<'a>(prefix: &str, items: impl Iterator<Item = impl AsRef<str> + 
     }
     line.push('.');
     line
-}
-
-/// The name of the tool whose call result `id` in message `i` answers.
-fn result_tool_name<'a>(
-    views: &[Message<'a>],
-    owner: &[Option<usize>],
-    i: usize,
-    id: &str,
-) -> Option<&'a str> {
-    let o = owner[i]?;
-    views[o].calls.iter().find(|c| c.id == id).map(|c| c.name)
 }
 
 /// One timeline line: texts, tool calls and tool results (with their output).

@@ -2,9 +2,8 @@
 //! middle + tail verbatim by token budget; bulky old tool outputs pruned; tool
 //! pairs repaired. Zero LLM calls.
 
-use std::collections::BTreeSet;
-
 use crate::error::{Error, ErrorKind, Result};
+use crate::facts::{gather, Facts, LATEST_REQUEST};
 use crate::formats::ResultsPlacement;
 use crate::message::{Message, Role};
 use crate::modes::{drop_empty, Outcome};
@@ -12,13 +11,8 @@ use crate::options::Options;
 use crate::pairs::repair;
 use crate::plan::{Plan, Step, Synthetic};
 use crate::prune::edits_for;
-use crate::text::{
-    collect_paths, is_synthetic, list, mentions_pending_work, one_line, MARKER_PREFIX,
-};
+use crate::text::{list, one_line, MARKER_PREFIX};
 use crate::window::{align_back, owners, suffix_within, window, Window};
-
-/// The digest line that carries the newest user request forward.
-const LATEST_REQUEST: &str = "- Latest user request: ";
 
 /// Plans the recency-preserving compaction of `views`.
 pub fn plan(
@@ -102,7 +96,7 @@ fn marker(views: &[Message<'_>], w: &Window, options: &Options) -> String {
     let middle_tokens: u64 = middle.iter().map(|m| m.tokens).sum();
     let max_bytes =
         digest_bytes(options).min(usize::try_from(middle_tokens * 2).unwrap_or(usize::MAX));
-    let digest = digest(middle, max_bytes);
+    let digest = digest(gather(views, w.head_end..w.tail_start), max_bytes);
     if !digest.is_empty() {
         text.push_str("\n\nDigest of the elided messages:\n");
         text.push_str(&digest.join("\n"));
@@ -118,40 +112,13 @@ fn digest_bytes(options: &Options) -> usize {
 
 /// Digest lines in priority order, cut to `max_bytes`: the latest user request is
 /// always there (shortened if need be), then tools, files, pending work, earlier requests.
-fn digest(middle: &[Message<'_>], max_bytes: usize) -> Vec<String> {
-    // User requests, including the one an earlier marker carried forward.
-    let requests: Vec<&str> = middle
-        .iter()
-        .filter(|m| m.role == Role::User)
-        .filter_map(|m| m.first_text())
-        .filter_map(|t| {
-            if t.starts_with(MARKER_PREFIX.trim_end()) {
-                t.lines().find_map(|l| l.strip_prefix(LATEST_REQUEST))
-            } else {
-                (!is_synthetic(t)).then_some(t)
-            }
-        })
-        .collect();
-    let mut tools = BTreeSet::new();
-    let mut files = BTreeSet::new();
-    for m in middle {
-        for c in &m.calls {
-            tools.insert(c.name);
-            collect_paths(&c.args.text(), &mut files);
-        }
-        if let Some(t) = m.first_text() {
-            collect_paths(t, &mut files);
-        }
-    }
-    let pending: Vec<&str> = middle
-        .iter()
-        .rev()
-        .filter(|m| matches!(m.role, Role::User | Role::Assistant))
-        .filter_map(|m| m.first_text())
-        .filter(|t| !is_synthetic(t) && mentions_pending_work(t))
-        .take(3)
-        .collect();
-
+fn digest(facts: Facts<'_>, max_bytes: usize) -> Vec<String> {
+    let Facts {
+        requests,
+        tools,
+        files,
+        pending,
+    } = facts;
     let mut lines = Vec::new();
     let mut used = 0;
     if let Some(latest) = requests.last() {

@@ -1,0 +1,76 @@
+//! What a run of messages is about — user requests, tools, files, pending work —
+//! gathered once for the deterministic summary and the recency marker's digest.
+
+use std::collections::BTreeSet;
+use std::ops::Range;
+
+use crate::message::{Message, Role};
+use crate::text::{collect_paths, is_synthetic, mentions_pending_work, MARKER_PREFIX};
+use crate::window::owners;
+
+/// The digest line that carries the newest user request forward.
+pub const LATEST_REQUEST: &str = "- Latest user request: ";
+
+/// Facts about `views[range]`.
+#[derive(Debug, Default)]
+pub struct Facts<'a> {
+    /// User requests, oldest first (including one an earlier marker carried forward).
+    pub requests: Vec<&'a str>,
+    /// Tools called or answered, sorted and deduplicated.
+    pub tools: BTreeSet<&'a str>,
+    /// Path-like tokens with a source extension, sorted and deduplicated.
+    pub files: BTreeSet<String>,
+    /// Up to the three newest user/assistant texts that mention pending work, oldest first.
+    pub pending: Vec<&'a str>,
+}
+
+/// Gathers the facts of `views[range]` (tool names of results are looked up in
+/// the calls they answer, which may lie before `range`).
+pub fn gather<'a>(views: &[Message<'a>], range: Range<usize>) -> Facts<'a> {
+    let owner = owners(views);
+    let mut f = Facts::default();
+    for i in range.clone() {
+        let m = &views[i];
+        for c in &m.calls {
+            f.tools.insert(c.name);
+            collect_paths(&c.args.text(), &mut f.files);
+        }
+        for r in &m.results {
+            if let Some(name) = result_tool_name(views, &owner, i, r.id).or(r.name) {
+                f.tools.insert(name);
+            }
+        }
+        let Some(text) = m.first_text() else { continue };
+        collect_paths(text, &mut f.files);
+        if m.role == Role::User {
+            if text.starts_with(MARKER_PREFIX.trim_end()) {
+                f.requests
+                    .extend(text.lines().find_map(|l| l.strip_prefix(LATEST_REQUEST)));
+            } else if !is_synthetic(text) {
+                f.requests.push(text);
+            }
+        }
+    }
+    f.pending = views[range]
+        .iter()
+        .rev()
+        .filter(|m| matches!(m.role, Role::User | Role::Assistant))
+        .filter_map(|m| m.first_text())
+        .filter(|t| !is_synthetic(t) && mentions_pending_work(t))
+        .take(3)
+        .collect();
+    f.pending.reverse();
+    f
+}
+
+/// The name of the tool whose call the result `id` in message `i` answers
+/// (`owner` from [`owners`]).
+pub fn result_tool_name<'a>(
+    views: &[Message<'a>],
+    owner: &[Option<usize>],
+    i: usize,
+    id: &str,
+) -> Option<&'a str> {
+    let o = owner[i]?;
+    views[o].calls.iter().find(|c| c.id == id).map(|c| c.name)
+}
