@@ -230,6 +230,29 @@ impl<'a> Node<'a> for TapeNode<'a> {
         })
     }
 
+    /// Approximate (escapes not counted): sizing needs no exact figure, and this
+    /// avoids building values for large opaque parts such as base64 audio.
+    fn json_len(self) -> usize {
+        match self.tag() {
+            0 | 2 => 4,
+            1 => 5,
+            3 => 8,
+            4 => self.tape.words.get(self.at + 2).map_or(0, |l| *l as usize) + 2,
+            5 => 2 + self.items().map(|i| i.json_len() + 1).sum::<usize>(),
+            6 => {
+                let mut pos = self.at + 3;
+                let mut len = 2;
+                for _ in 0..self.count() {
+                    len += self.tape.words.get(pos + 1).map_or(0, |l| *l as usize) + 4;
+                    len += self.node(pos + 2).json_len();
+                    pos = self.tape.next(pos + 2);
+                }
+                len
+            }
+            _ => 0,
+        }
+    }
+
     fn to_value(self) -> Value {
         match self.tag() {
             1 => Value::Bool(false),
@@ -333,6 +356,15 @@ mod tests {
         let v = json!([{"role": "user", "content": "héllo 😀", "n": 3, "f": 1.5, "ok": true, "x": null, "a": [1, [2, {}]]}]);
         let t = encode(&v);
         assert_eq!(decode(&t.words, &t.numbers, &t.bytes).unwrap(), v);
+    }
+
+    #[test]
+    fn json_len_is_close_to_the_real_length() {
+        let v = json!({"type": "input_audio", "input_audio": {"data": "QUJD".repeat(1000), "format": "wav"}, "n": [1, 2, null, true]});
+        let t = encode(&v);
+        let exact = v.to_string().len() as f64;
+        let approx = t.open().unwrap().root().json_len() as f64;
+        assert!((approx / exact - 1.0).abs() < 0.05, "{approx} vs {exact}");
     }
 
     #[test]
