@@ -60,7 +60,7 @@ const tokens: number = estimateTokens(history) + estimateTokens("some text", { t
 const due: boolean = shouldCompact(history, { contextWindow: 8000 }, "pending text");
 const config = parseConfig('[chat.compaction]\nmode = "deterministic"\n');
 const protectHead: number = config.options.protectHead;
-const warningCodes: Array<"CLAMPED" | "UNKNOWN_OPTION"> = config.warnings.map((w) => w.code);
+const warningCodes: Array<"CLAMPED" | "UNKNOWN_OPTION" | "EMPTY_MESSAGE_DROPPED"> = config.warnings.map((w) => w.code);
 
 try {
   compactSync([{ role: "user", content: "x" }]);
