@@ -46,6 +46,15 @@ fn every_corpus_conversation_compacts_correctly_in_both_offline_modes() {
                     Err(e)
                         if e.kind() == ErrorKind::TooSmallToCompact && mode != "deterministic" =>
                     {
+                        // A refusal is right only for a history that (nearly) fits the
+                        // verbatim tail: few messages, or few tokens for this window.
+                        let tokens = estimate_tokens(&input, &config).unwrap();
+                        let budget = config.options.tail_budget();
+                        assert!(
+                            msgs.len() <= 30 || tokens <= budget * 2,
+                            "{ctx}: refused as too small with {} messages and {tokens} tokens (tail budget {budget}): {e}",
+                            msgs.len()
+                        );
                         too_small += 1;
                         continue;
                     }
