@@ -131,6 +131,13 @@ function value(v, depth, path) {
   }
 }
 
+/** Lets go of scratch buffers a very large history grew, so they are not held forever. */
+function release() {
+  if (bytes.length > 1 << 24) bytes = new Uint8Array(1 << 16);
+  if (words.length > 1 << 22) words = new Uint32Array(1 << 14);
+  if (numbers.length > 1 << 20) numbers = new Float64Array(256);
+}
+
 /** Encodes `input` into the scratch buffers; returns the three views to pass to wasm. */
 function tape(input, what) {
   if (input === undefined) {
@@ -212,7 +219,12 @@ function call(exportFn, history, options, ...rest) {
   const opts = optionsJson(options);
   const [count, check] = counter(options);
   const [w, n, b] = tape(history, "input");
-  const envelope = exportFn(w, n, b, opts, ...rest, count);
+  let envelope;
+  try {
+    envelope = exportFn(w, n, b, opts, ...rest, count);
+  } finally {
+    release();
+  }
   check();
   return unwrap(envelope);
 }

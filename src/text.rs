@@ -55,45 +55,77 @@ const SOURCE_EXTENSIONS: &[&str] = &[
     "java", "kt", "rb", "php", "swift", "cs", "vue", "svelte", "txt", "xml", "lock",
 ];
 
+/// Whether `b` ends a path-like token.
+fn is_separator(b: u8) -> bool {
+    b.is_ascii_whitespace()
+        || matches!(
+            b,
+            b'"' | b'\''
+                | b'`'
+                | b'('
+                | b')'
+                | b'['
+                | b']'
+                | b'{'
+                | b'}'
+                | b'<'
+                | b'>'
+                | b','
+                | b';'
+                | b'='
+        )
+}
+
 /// Adds to `out` every path-like token of `text`: it contains `/` and ends in a
-/// known source extension (`src/main.rs`, `./a/b.py:12` → `./a/b.py`).
+/// known source extension (`src/main.rs`, `./a/b.py:12` → `./a/b.py`). Only the
+/// tokens around a `/` are looked at, so long texts without paths cost one scan.
 pub fn collect_paths(text: &str, out: &mut BTreeSet<String>) {
-    let separators = |c: char| {
-        c.is_whitespace()
-            || matches!(
-                c,
-                '"' | '\'' | '`' | '(' | ')' | '[' | ']' | '{' | '}' | '<' | '>' | ',' | ';' | '='
-            )
+    let b = text.as_bytes();
+    let mut from = 0;
+    while let Some(slash) = b[from..].iter().position(|&c| c == b'/').map(|p| from + p) {
+        let start = b[..slash]
+            .iter()
+            .rposition(|&c| is_separator(c))
+            .map_or(0, |p| p + 1);
+        let end = b[slash..]
+            .iter()
+            .position(|&c| is_separator(c))
+            .map_or(b.len(), |p| slash + p);
+        from = end.max(slash + 1);
+        // separators are ASCII, so both ends are character boundaries
+        if let Some(raw) = text.get(start..end) {
+            if raw.len() <= 300 {
+                add_path(raw, out);
+            }
+        }
+    }
+}
+
+fn add_path(raw: &str, out: &mut BTreeSet<String>) {
+    let token = raw
+        .trim_end_matches(['.', ':', '*', '!', '?'])
+        .trim_start_matches(['*', ':']);
+    // `path.rs:12` or `path.rs:12:5` → `path.rs`
+    let token = token
+        .split_once(':')
+        .filter(|(_, rest)| {
+            rest.split(':')
+                .all(|p| p.chars().all(|c| c.is_ascii_digit()))
+        })
+        .map_or(token, |(p, _)| p);
+    let Some(file) = token.rsplit('/').next() else {
+        return;
     };
-    for raw in text.split(separators) {
-        if !raw.contains('/') || raw.len() > 300 {
-            continue;
-        }
-        let token = raw
-            .trim_end_matches(['.', ':', '*', '!', '?'])
-            .trim_start_matches(['*', ':']);
-        // `path.rs:12` or `path.rs:12:5` → `path.rs`
-        let token = token
-            .split_once(':')
-            .filter(|(_, rest)| {
-                rest.split(':')
-                    .all(|p| p.chars().all(|c| c.is_ascii_digit()))
-            })
-            .map_or(token, |(p, _)| p);
-        let Some(file) = token.rsplit('/').next() else {
-            continue;
-        };
-        let Some((stem, ext)) = file.rsplit_once('.') else {
-            continue;
-        };
-        if !stem.is_empty()
-            && SOURCE_EXTENSIONS
-                .iter()
-                .any(|e| e.eq_ignore_ascii_case(ext))
-            && !token.contains("://")
-        {
-            out.insert(token.to_string());
-        }
+    let Some((stem, ext)) = file.rsplit_once('.') else {
+        return;
+    };
+    if !stem.is_empty()
+        && SOURCE_EXTENSIONS
+            .iter()
+            .any(|e| e.eq_ignore_ascii_case(ext))
+        && !token.contains("://")
+    {
+        out.insert(token.to_string());
     }
 }
 
@@ -108,27 +140,27 @@ const PENDING_WORDS: &[&str] = &[
 ];
 
 /// Whether `text` mentions pending work (`TODO`, `next`, `follow up` …) as a word:
-/// `nextjs` and `Next.js` do not count.
+/// `nextjs` and `Next.js` do not count. One pass, no allocation.
 pub fn mentions_pending_work(text: &str) -> bool {
-    let lower = text.to_ascii_lowercase();
-    let bytes = lower.as_bytes();
-    let word_char = |i: usize| -> bool {
-        bytes
-            .get(i)
-            .is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_')
+    let b = text.as_bytes();
+    let word_char = |i: usize| {
+        b.get(i)
+            .is_some_and(|c| c.is_ascii_alphanumeric() || *c == b'_')
     };
     // A dot followed by a letter joins words (`next.js`).
     let joined_by_dot = |dot: usize, letter: usize| {
-        bytes.get(dot) == Some(&b'.') && bytes.get(letter).is_some_and(u8::is_ascii_alphabetic)
+        b.get(dot) == Some(&b'.') && b.get(letter).is_some_and(u8::is_ascii_alphabetic)
     };
-    PENDING_WORDS.iter().any(|w| {
-        lower.match_indices(w).any(|(start, _)| {
-            let end = start + w.len();
-            let before_ok = start == 0
-                || !(word_char(start - 1) || (start >= 2 && joined_by_dot(start - 1, start - 2)));
-            let after_ok = !word_char(end) && !joined_by_dot(end, end + 1);
-            before_ok && after_ok
-        })
+    let matches_at = |start: usize, w: &str| {
+        b.get(start..start + w.len())
+            .is_some_and(|s| s.eq_ignore_ascii_case(w.as_bytes()))
+            && !word_char(start + w.len())
+            && !joined_by_dot(start + w.len(), start + w.len() + 1)
+    };
+    (0..b.len()).any(|i| {
+        matches!(b[i] | 0x20, b't' | b'n' | b'p' | b'f' | b'r')
+            && (i == 0 || !(word_char(i - 1) || (i >= 2 && joined_by_dot(i - 1, i - 2))))
+            && PENDING_WORDS.iter().any(|w| matches_at(i, w))
     })
 }
 
