@@ -338,12 +338,12 @@ pub fn config_from_json_text(options: &str) -> Result<Configured> {
 }
 
 /// [`compact`] over JSON text: history and options in, the result as JSON out
-/// (`{messages, notice, summary?, warnings}`).
+/// (`{messages, request?, notice, summary?, warnings}`).
 pub fn compact_json(input: &str, options: &str) -> Result<String> {
     let config = config_from_json_text(options)?;
     let (value, warning) = parse_history(input)?;
-    // Planned over the value tape, like JS objects, so the wasm build carries one
-    // instance of the format adapters.
+    // Planned over the value tape, the path JS callers take: tests that compare
+    // this with `compact` (which reads `serde_json` values) cover both readers.
     let tape = tape::encode(&value);
     let planned = compact_planned(
         tape.open()?.root(),
