@@ -92,11 +92,11 @@ function value(v, depth, path) {
         word(0);
         return;
       }
+      if (depth >= MAX_DEPTH) throw invalid(`${path}: nested deeper than ${MAX_DEPTH} levels; flatten the data or check for a cycle`);
       if (typeof v.toJSON === "function") {
         value(v.toJSON(), depth + 1, path);
         return;
       }
-      if (depth >= MAX_DEPTH) throw invalid(`${path}: nested deeper than ${MAX_DEPTH} levels; flatten the data or check for a cycle`);
       if (Array.isArray(v)) {
         word(5);
         word(v.length);

@@ -79,6 +79,10 @@ test("errors are Error objects with a stable code, and the instance keeps workin
   const cyclic = [{ role: "user", content: "x" }];
   cyclic[0].self = cyclic;
   assert.throws(() => compactSync(cyclic), (e) => e.code === "INVALID_INPUT" && /nested deeper/.test(e.message));
+  const endless = { toJSON: () => endless };
+  assert.throws(() => compactSync([{ role: "user", content: endless }]), (e) => e.code === "INVALID_INPUT" && /nested deeper/.test(e.message));
+  const dated = compactSync([{ role: "user", content: "when?", at: new Date(0) }, { role: "assistant", content: "then" }]);
+  assert.equal(dated.messages.length, 1, "toJSON values (a Date) are read like JSON.stringify reads them");
   assert.equal(compactSync(sample).messages.length, 2, "still works after 1,000 errors");
 });
 
