@@ -102,10 +102,12 @@ function value(v, depth, path) {
         word(v.length);
         const endAt = nWords;
         word(0);
+        // Name the message in errors (`messages[3]: …`); deeper levels keep that name.
+        const named = depth === 0 || (depth === 1 && path === "messages");
         for (let i = 0; i < v.length; i++) {
           const item = v[i];
           if (item === undefined || typeof item === "function" || typeof item === "symbol") word(0);
-          else value(item, depth + 1, path);
+          else value(item, depth + 1, named ? `messages[${i}]` : path);
         }
         words[endAt] = nWords;
         return;
@@ -119,7 +121,7 @@ function value(v, depth, path) {
         const item = v[key];
         if (item === undefined || typeof item === "function" || typeof item === "symbol") continue;
         string(key);
-        value(item, depth + 1, path);
+        value(item, depth + 1, depth === 0 && key === "messages" ? "messages" : path);
         count++;
       }
       words[countAt] = count;
