@@ -8,7 +8,7 @@
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-use crate::tape::Tape;
+use crate::tape::{Tape, TapeNode};
 use crate::tokens::{Estimator, Profile, TokenCounter};
 use crate::{config_from_json_text, Configured, Error, ErrorKind, Result};
 
@@ -56,17 +56,20 @@ fn envelope<T: Serialize>(result: Result<T>) -> String {
     }
 }
 
-/// Runs `f` with the options and the counter to use (the caller's, or the estimator).
-fn with_counter<T: Serialize>(
+/// Opens the tape and runs `f` on its root with the options and the counter to
+/// use (the caller's, or the estimator).
+fn with_history<T: Serialize>(
+    (words, numbers, bytes): (&[u32], &[f64], &[u8]),
     options: &str,
     count_tokens: Option<CountTokens>,
-    f: impl FnOnce(&Configured, &dyn TokenCounter) -> Result<T>,
+    f: impl FnOnce(TapeNode<'_>, &Configured, &dyn TokenCounter) -> Result<T>,
 ) -> String {
     envelope(config_from_json_text(options).and_then(|c| {
+        let root = Tape::open(words, numbers, bytes)?.root();
         let fallback = Estimator(c.options.tokenizer);
         match &count_tokens {
-            Some(count) => f(&c, &JsCounter { count, fallback }),
-            None => f(&c, &fallback),
+            Some(count) => f(root, &c, &JsCounter { count, fallback }),
+            None => f(root, &c, &fallback),
         }
     }))
 }
@@ -81,9 +84,12 @@ pub fn compact_tape(
     options: &str,
     count_tokens: Option<CountTokens>,
 ) -> String {
-    with_counter(options, count_tokens, |c, counter| {
-        crate::compact_planned(Tape::open(words, numbers, bytes)?.root(), c, counter)
-    })
+    with_history(
+        (words, numbers, bytes),
+        options,
+        count_tokens,
+        |root, c, counter| crate::compact_planned(root, c, counter),
+    )
 }
 
 /// Estimated tokens of a text or a history, given as a value tape.
@@ -95,9 +101,12 @@ pub fn estimate_tokens_tape(
     options: &str,
     count_tokens: Option<CountTokens>,
 ) -> String {
-    with_counter(options, count_tokens, |c, counter| {
-        crate::estimate_tokens_with(Tape::open(words, numbers, bytes)?.root(), c, counter)
-    })
+    with_history(
+        (words, numbers, bytes),
+        options,
+        count_tokens,
+        |root, c, counter| crate::estimate_tokens_with(root, c, counter),
+    )
 }
 
 /// The auto-compact trigger for a history (value tape) plus pending text.
@@ -110,14 +119,12 @@ pub fn should_compact_tape(
     pending: &str,
     count_tokens: Option<CountTokens>,
 ) -> String {
-    with_counter(options, count_tokens, |c, counter| {
-        crate::should_compact_with(
-            Tape::open(words, numbers, bytes)?.root(),
-            c,
-            pending,
-            counter,
-        )
-    })
+    with_history(
+        (words, numbers, bytes),
+        options,
+        count_tokens,
+        |root, c, counter| crate::should_compact_with(root, c, pending, counter),
+    )
 }
 
 /// Effective options and warnings from a TOML document.

@@ -251,19 +251,25 @@ function observeThreshold(options) {
   const est = (n) => ((k = n), estimateTokens(probe, o));
   const fires = (n) => ((k = n), shouldCompact(probe, o, ""));
   if (fires(0)) return { lo: 1, hi: est(0) };
+  const hi = firstFiring(fires, "threshold probe");
+  return { lo: est(hi - 1) + 1, hi: est(hi) };
+}
+
+/** The smallest n ≥ 1 for which `fires(n)` holds (`fires(0)` must not), by doubling then bisection. */
+function firstFiring(fires, what) {
   let lo = 0;
   let hi = 1;
   while (!fires(hi)) {
     lo = hi;
     hi *= 2;
-    if (hi > 2 ** 53) fail("threshold probe: never fired");
+    if (hi > 2 ** 53) fail(`${what}: never fired`);
   }
   while (hi - lo > 1) {
     const mid = Math.floor((lo + hi) / 2);
     if (fires(mid)) hi = mid;
     else lo = mid;
   }
-  return { lo: est(hi - 1) + 1, hi: est(hi) };
+  return hi;
 }
 
 const showRange = (r) => (r.lo === r.hi ? String(r.lo) : `between ${r.lo} and ${r.hi}`);
@@ -288,18 +294,7 @@ function observeReported(input, options, threshold) {
     if (fires(0)) {
       [lo, hi] = [threshold.lo - overhead, threshold.hi - 1];
     } else {
-      let below = 0;
-      let above = 1;
-      while (!fires(above)) {
-        below = above;
-        above *= 2;
-        if (above > 2 ** 53) fail("reported probe: never fired");
-      }
-      while (above - below > 1) {
-        const mid = Math.floor((below + above) / 2);
-        if (fires(mid)) above = mid;
-        else below = mid;
-      }
+      const above = firstFiring(fires, "reported probe");
       [lo, hi] = [threshold.lo - overhead - above, threshold.hi - overhead - above];
     }
   }
