@@ -2,7 +2,6 @@
 //! gathered once for the deterministic summary and the recency marker's digest.
 
 use std::collections::BTreeSet;
-use std::ops::Range;
 
 use crate::message::{Message, Role};
 use crate::text::{collect_paths, is_synthetic, mentions_pending_work, MARKER_PREFIX};
@@ -24,12 +23,12 @@ pub struct Facts<'a> {
     pub pending: Vec<&'a str>,
 }
 
-/// Gathers the facts of `views[range]` (tool names of results are looked up in
-/// the calls they answer, which may lie before `range`).
-pub fn gather<'a>(views: &[Message<'a>], range: Range<usize>) -> Facts<'a> {
+/// Gathers the facts of the messages `picked` (input indices, in order; tool
+/// names of results are looked up in the calls they answer, wherever those are).
+pub fn gather<'a>(views: &[Message<'a>], picked: &[usize]) -> Facts<'a> {
     let owner = owners(views);
     let mut f = Facts::default();
-    for i in range.clone() {
+    for &i in picked {
         let m = &views[i];
         for c in &m.calls {
             f.tools.insert(c.name);
@@ -51,9 +50,10 @@ pub fn gather<'a>(views: &[Message<'a>], range: Range<usize>) -> Facts<'a> {
             }
         }
     }
-    f.pending = views[range]
+    f.pending = picked
         .iter()
         .rev()
+        .map(|&i| &views[i])
         .filter(|m| matches!(m.role, Role::User | Role::Assistant))
         .filter_map(|m| m.first_text())
         .filter(|t| !is_synthetic(t) && mentions_pending_work(t))

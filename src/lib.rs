@@ -36,7 +36,11 @@ pub mod notice;
 pub mod options;
 pub mod pairs;
 pub mod plan;
+mod prompts;
 pub mod prune;
+mod quality;
+pub mod summarizer;
+mod summary_input;
 pub mod tape;
 pub mod text;
 pub mod tokens;
@@ -56,7 +60,9 @@ pub use options::{Configured, Mode, Options, Warning};
 use formats::{Document, Output, Stamp};
 use json::Node;
 use message::Message;
+use modes::llm::{Done, Turn};
 use notice::Notice;
+pub use summarizer::{compact_with_summarizer, Reply, Summarizer, SummaryRequest, Usage};
 use tokens::{message_tokens, Estimator, TokenCounter};
 
 /// The result of a compaction (SPEC §7).
@@ -118,12 +124,17 @@ pub fn compact_with(
     Ok(assemble(input, planned))
 }
 
-/// Turns a plan into messages (and the request) by copying kept input messages.
-fn assemble(input: &Value, planned: Planned) -> Compaction {
-    let source = match input {
+/// The messages of `input` (an array, or a request object's `messages`).
+fn source_messages(input: &Value) -> &[Value] {
+    match input {
         Value::Array(a) => a.as_slice(),
         other => other["messages"].as_array().map_or(&[][..], Vec::as_slice),
-    };
+    }
+}
+
+/// Turns a plan into messages (and the request) by copying kept input messages.
+fn assemble(input: &Value, planned: Planned) -> Compaction {
+    let source = source_messages(input);
     let messages: Vec<Value> = planned
         .output
         .into_iter()
@@ -162,12 +173,42 @@ pub struct Planned {
     pub warnings: Vec<Warning>,
 }
 
-/// Plans the compaction of `input` and renders only what is new or edited.
+/// Plans the compaction of `input` with an offline mode and renders only what is
+/// new or edited. The LLM modes go through [`compact_step`].
 pub fn compact_planned<'a, N: Node<'a>>(
     input: N,
     config: &Configured,
     counter: &dyn TokenCounter,
 ) -> Result<Planned> {
+    let mode = config.options.mode;
+    if matches!(mode, Mode::Structured | Mode::LlmReplace) {
+        return Err(Error::new(
+            ErrorKind::SummarizerRequired,
+            format!(
+                "mode {:?} writes its summary with an LLM, so it needs a summarizer and cannot run synchronously: in JS use `await compact(history, {{ mode: {:?}, summarize }})`; in Rust use compact_with_summarizer",
+                mode.key(),
+                mode.key()
+            ),
+        ));
+    }
+    match compact_step(input, config, counter, &[])? {
+        summarizer::Step::Done(planned) => Ok(planned),
+        summarizer::Step::Summarize(_) => Err(Error::new(
+            ErrorKind::SummarizerRequired,
+            "an offline mode asked for a summary",
+        )),
+    }
+}
+
+/// One step of a compaction in any mode (the sans-IO core of the LLM modes):
+/// given the summarizer's `replies` so far, either the request for the next
+/// summary or the finished compaction. Offline modes are done at once.
+pub fn compact_step<'a, N: Node<'a>>(
+    input: N,
+    config: &Configured,
+    counter: &dyn TokenCounter,
+    replies: &[Reply],
+) -> Result<summarizer::Step> {
     let o = &config.options;
     let doc = formats::open(input, o.format)?;
     let views = views(&doc, counter)?;
@@ -177,21 +218,48 @@ pub fn compact_planned<'a, N: Node<'a>>(
             "the history has no messages; there is nothing to compact",
         ));
     }
-    let outcome = match o.mode {
-        Mode::Deterministic => modes::deterministic::plan(&views)?,
-        Mode::RecencyPreserving => {
-            modes::recency::plan(&views, o, doc.format.results_placement())?
-        }
-        Mode::Structured | Mode::LlmReplace => {
-            return Err(Error::new(
-                ErrorKind::SummarizerRequired,
-                format!(
-                    "mode {:?} summarizes with an LLM, which this version does not support yet; use \"deterministic\" or \"recency_preserving\"",
-                    o.mode.key()
-                ),
-            ))
-        }
+    let placement = doc.format.results_placement();
+    let offline = |outcome| Done {
+        outcome,
+        mode: o.mode,
+        fallback: None,
+        request_tokens: 0,
     };
+    let turn = match o.mode {
+        Mode::Deterministic => Turn::Done(offline(modes::deterministic::plan(&views)?)),
+        Mode::RecencyPreserving => {
+            Turn::Done(offline(modes::recency::plan(&views, o, placement)?))
+        }
+        Mode::Structured => modes::structured::step(&views, o, placement, counter, replies)?,
+        Mode::LlmReplace => modes::llm_replace::step(&views, o, placement, counter, replies)?,
+    };
+    match turn {
+        Turn::Ask(ask) => Ok(summarizer::Step::Summarize(SummaryRequest {
+            messages: doc.render_request(&views, &ask.input.plan, ask.system, &ask.instruction),
+            mode: ask.mode,
+            system: ask.system.to_string(),
+            instruction: ask.instruction,
+            previous_summary: ask.previous,
+            model: o.summary_model.clone(),
+            max_tokens: o.max_summary_tokens,
+            estimated_input_tokens: ask.tokens,
+            attempt: ask.attempt,
+        })),
+        Turn::Done(done) => finish(&doc, &views, config, counter, done, replies)
+            .map(summarizer::Step::Done),
+    }
+}
+
+/// Renders a finished compaction and writes its notice.
+fn finish<'a, N: Node<'a>>(
+    doc: &Document<'a, N>,
+    views: &[Message<'a>],
+    config: &Configured,
+    counter: &dyn TokenCounter,
+    done: Done,
+    replies: &[Reply],
+) -> Result<Planned> {
+    let o = &config.options;
     let stamp = Stamp {
         ids: doc.messages.iter().any(|m| {
             m.get("id")
@@ -200,8 +268,8 @@ pub fn compact_planned<'a, N: Node<'a>>(
         now: o.now,
         random: o.random_ids.then(|| o.random_seed.unwrap_or_else(entropy)),
     };
-    let output = doc.render(&views, &outcome.plan, &stamp);
-    let system = system_tokens(&doc, counter);
+    let output = doc.render(views, &done.outcome.plan, &stamp);
+    let system = system_tokens(doc, counter);
     let tokens_before = system + views.iter().map(|v| v.tokens).sum::<u64>();
     // Kept messages reuse their estimate; only new and edited ones are read again.
     let mut tokens_after = system;
@@ -216,6 +284,8 @@ pub fn compact_planned<'a, N: Node<'a>>(
             }
         };
     }
+    // Only a requested recency_preserving refuses a result that is no smaller: an
+    // LLM mode that fell back has already spent its call and must not end in a refusal.
     if o.mode == Mode::RecencyPreserving && tokens_after >= tokens_before {
         return Err(Error::new(
             ErrorKind::TooSmallToCompact,
@@ -225,29 +295,45 @@ pub fn compact_planned<'a, N: Node<'a>>(
             ),
         ));
     }
+    let mut usage = Usage::default();
+    let mut estimated = false;
+    for reply in replies {
+        if let Reply::Summary { text, usage: u } = reply {
+            let u = u.unwrap_or_else(|| {
+                estimated = true;
+                Usage {
+                    input_tokens: done.request_tokens,
+                    output_tokens: counter.count(text),
+                }
+            });
+            usage.input_tokens += u.input_tokens;
+            usage.output_tokens += u.output_tokens;
+        }
+    }
     let hint = o.show_settings_hint;
     Ok(Planned {
         notice: Notice {
-            mode: o.mode,
+            mode: done.mode,
             requested_mode: o.mode,
-            fallback: None,
+            text: notice::text(done.mode, usage, estimated, done.fallback.as_ref(), hint),
+            fallback: done.fallback,
             messages_before: views.len(),
             messages_after: output.len(),
             tokens_before,
             tokens_after,
-            compaction_input_tokens: 0,
-            compaction_output_tokens: 0,
-            compaction_total_tokens: 0,
+            compaction_input_tokens: usage.input_tokens,
+            compaction_output_tokens: usage.output_tokens,
+            compaction_total_tokens: usage.input_tokens + usage.output_tokens,
+            usage_estimated: estimated,
             settings_hint: hint.then(|| notice::SETTINGS_HINT.to_string()),
-            text: notice::text(o.mode, 0, 0, hint),
         },
         output,
-        summary: outcome.summary,
+        summary: done.outcome.summary,
         warnings: config
             .warnings
             .iter()
             .cloned()
-            .chain(outcome.warnings)
+            .chain(done.outcome.warnings)
             .collect(),
     })
 }

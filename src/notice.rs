@@ -3,6 +3,7 @@
 use serde::Serialize;
 
 use crate::options::Mode;
+use crate::summarizer::Usage;
 
 /// The settings hint line.
 pub const SETTINGS_HINT: &str =
@@ -13,7 +14,10 @@ pub const SETTINGS_HINT: &str =
 pub struct Fallback {
     /// The mode that was asked for.
     pub from: Mode,
-    /// What went wrong.
+    /// Which failure: `LLM_FAILED` (threw, rejected, returned no text), `TIMEOUT`,
+    /// `EMPTY_SUMMARY` or `QUALITY_CHECK`.
+    pub code: &'static str,
+    /// What went wrong, in words.
     pub reason: String,
 }
 
@@ -42,6 +46,10 @@ pub struct Notice {
     pub compaction_output_tokens: u64,
     /// Their sum.
     pub compaction_total_tokens: u64,
+    /// Set when the summarizer reported no usage and the counts are the
+    /// library's estimates of the request and the summary.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub usage_estimated: bool,
     /// The settings hint, when `show_settings_hint` is on.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub settings_hint: Option<String>,
@@ -49,18 +57,35 @@ pub struct Notice {
     pub text: String,
 }
 
-/// The human notice text.
-pub fn text(mode: Mode, input_tokens: u64, output_tokens: u64, hint: bool) -> String {
-    let total = input_tokens + output_tokens;
+/// The human notice text: what ran, the LLM tokens it used, why it fell back.
+pub fn text(
+    mode: Mode,
+    usage: Usage,
+    estimated: bool,
+    fallback: Option<&Fallback>,
+    hint: bool,
+) -> String {
+    let (input, output) = (usage.input_tokens, usage.output_tokens);
+    let total = input + output;
     let usage = if total == 0 {
         format!(
             "No LLM tokens used ({} strategy)",
             mode.label().to_lowercase()
         )
+    } else if estimated {
+        format!("Used about {total} tokens ({input} in + {output} out, estimated)")
     } else {
-        format!("Used {total} tokens ({input_tokens} in + {output_tokens} out)")
+        format!("Used {total} tokens ({input} in + {output} out)")
     };
     let mut t = format!("🧹 Conversation compacted\nMode: {}\n{usage}", mode.label());
+    if let Some(f) = fallback {
+        t.push_str(&format!(
+            "\n{} summary unavailable ({}); used {} instead",
+            f.from.label(),
+            f.reason,
+            mode.label().to_lowercase()
+        ));
+    }
     if hint {
         t.push('\n');
         t.push_str(SETTINGS_HINT);
@@ -74,12 +99,25 @@ mod tests {
 
     #[test]
     fn notice_text_matches_the_spec() {
+        let none = Usage::default();
         assert_eq!(
-            text(Mode::RecencyPreserving, 0, 0, false),
+            text(Mode::RecencyPreserving, none, false, None, false),
             "🧹 Conversation compacted\nMode: Recency preserving\nNo LLM tokens used (recency preserving strategy)"
         );
-        assert!(text(Mode::Structured, 1234, 567, true)
-            .contains("Used 1801 tokens (1234 in + 567 out)\nChange chat.compaction.mode"));
-        assert!(!text(Mode::Deterministic, 0, 0, false).contains("chat.compaction.mode"));
+        let used = Usage {
+            input_tokens: 1234,
+            output_tokens: 567,
+        };
+        assert!(text(Mode::Structured, used, false, None, true)
+            .contains("Mode: Structured\nUsed 1801 tokens (1234 in + 567 out)\nChange chat.compaction.mode"));
+        assert!(!text(Mode::Deterministic, none, false, None, false).contains("chat.compaction.mode"));
+        let fallback = Fallback {
+            from: Mode::Structured,
+            code: "TIMEOUT",
+            reason: "the summarizer timed out after 50 ms".into(),
+        };
+        assert!(text(Mode::RecencyPreserving, used, true, Some(&fallback), false).ends_with(
+            "Used about 1801 tokens (1234 in + 567 out, estimated)\nStructured summary unavailable (the summarizer timed out after 50 ms); used recency preserving instead"
+        ));
     }
 }

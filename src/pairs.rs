@@ -32,11 +32,19 @@ fn pending_calls(views: &[Message<'_>]) -> Option<usize> {
     (!views[last].calls.is_empty()).then_some(last)
 }
 
-/// Drops orphan results and adds stubs for unanswered calls.
-pub fn repair(plan: Plan, views: &[Message<'_>], placement: ResultsPlacement) -> Plan {
+/// Drops orphan results and adds stubs for unanswered calls. With `keep_pending`,
+/// the calls of an assistant at the very end of the input whose tools are still
+/// running stay unanswered (their results are about to be appended); a
+/// summarizer's input needs every call answered, so it passes `false`.
+pub fn repair(
+    plan: Plan,
+    views: &[Message<'_>],
+    placement: ResultsPlacement,
+    keep_pending: bool,
+) -> Plan {
     let mut out: Plan = Vec::with_capacity(plan.len() + 4);
     let mut group: Option<OpenGroup> = None;
-    let pending = pending_calls(views);
+    let pending = pending_calls(views).filter(|_| keep_pending);
     let close = |group: Option<OpenGroup<'_>>, out: &mut Plan| {
         if group.as_ref().is_some_and(|g| Some(g.index) != pending) {
             close(group, out, placement);

@@ -36,13 +36,27 @@ impl Step {
 /// A change to a kept message, addressed through its view (result / call number).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Edit {
-    /// Replace the output of the message's `result`-th tool result with `placeholder`.
-    ClearOutput {
+    /// Replace the output of the message's `result`-th tool result with `text`
+    /// (a placeholder, or a shortened copy for the summarizer).
+    ReplaceOutput {
         /// Which tool result of the message.
         result: usize,
         /// The text that replaces the output.
-        placeholder: String,
+        text: String,
     },
+    /// Replace the message's `part`-th text part (in the order of
+    /// [`crate::message::Message::texts`]) with `text`.
+    ReplaceText {
+        /// Which text part of the message.
+        part: usize,
+        /// The new text.
+        text: String,
+    },
+    /// Remove reasoning the provider keeps with the message (OpenAI
+    /// `reasoning_content` / `reasoning`, Anthropic `thinking` and `redacted_thinking`
+    /// blocks): a summarizer does not need it, and signed thinking blocks may not be
+    /// accepted by another model.
+    DropReasoning,
     /// Replace the arguments of the message's `call`-th tool call (still valid JSON).
     ShortenArgs {
         /// Which tool call of the message.
@@ -67,6 +81,9 @@ pub enum Synthetic {
     /// Stub results for these call ids (OpenAI: one `tool` message each; Anthropic:
     /// one user message of `tool_result` blocks).
     Stubs(Vec<String>),
+    /// A plain user message of the summarizer's input (a gap marker, the final
+    /// instruction).
+    Note(String),
 }
 
 /// The output history as steps, in order.

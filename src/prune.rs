@@ -45,9 +45,9 @@ pub fn edits_for(
             Some(c) => format!("Tool: {}", describe_call(c)),
             None => format!("Tool: {}", r.name.unwrap_or("unknown")),
         };
-        edits.push(Edit::ClearOutput {
+        edits.push(Edit::ReplaceOutput {
             result: k,
-            placeholder: format!("{PLACEHOLDER}\n{what}; original output {} bytes.", r.bytes),
+            text: format!("{PLACEHOLDER}\n{what}; original output {} bytes.", r.bytes),
         });
     }
     for (k, c) in m.calls.iter().enumerate() {
@@ -89,7 +89,7 @@ pub fn describe_call(call: &Call<'_>) -> String {
 }
 
 /// A copy of `v` with every long string value cut short (keys and structure kept).
-fn shorten_strings(v: &Value) -> Value {
+pub(crate) fn shorten_strings(v: &Value) -> Value {
     match v {
         Value::String(s) if s.len() > LONG_ARG_STRING => Value::String(format!(
             "{} [{} bytes cleared to save context space]",

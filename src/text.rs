@@ -26,6 +26,37 @@ pub fn truncate(s: &str, max: usize) -> String {
     format!("{}…", &s[..end])
 }
 
+/// The largest char boundary of `s` at or below `at`.
+fn floor_boundary(s: &str, at: usize) -> usize {
+    let mut at = at.min(s.len());
+    while !s.is_char_boundary(at) {
+        at -= 1;
+    }
+    at
+}
+
+/// Cuts `s` to about `max` UTF-8 bytes by removing its middle, which a visible
+/// marker stands for: the start (two thirds) and the end (a third) survive, since
+/// a tool's output tends to open with what ran and close with how it ended.
+pub fn cut_middle(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_string();
+    }
+    let marker_room = 48;
+    let keep = max.saturating_sub(marker_room);
+    let head = floor_boundary(s, keep * 2 / 3);
+    let mut tail = s.len() - (keep - keep * 2 / 3);
+    while !s.is_char_boundary(tail) {
+        tail += 1;
+    }
+    format!(
+        "{}\n[… {} bytes cut …]\n{}",
+        &s[..head],
+        tail - head,
+        &s[tail..]
+    )
+}
+
 /// Collapses every whitespace run (newlines included) to one space and trims,
 /// reading at most about `max` bytes of `s` so huge texts cost nothing.
 pub fn one_line(s: &str, max: usize) -> String {
@@ -240,6 +271,16 @@ mod tests {
         assert!(t.len() <= 11 && t.ends_with('…'));
         let long = truncate(&"x".repeat(200), 160);
         assert_eq!(long.len(), 160);
+    }
+
+    #[test]
+    fn cut_middle_keeps_both_ends_within_the_limit() {
+        let s = format!("{}{}{}", "start ", "é".repeat(1000), " end");
+        let cut = cut_middle(&s, 200);
+        assert!(cut.len() <= 200, "{}", cut.len());
+        assert!(cut.starts_with("start ") && cut.ends_with(" end"));
+        assert!(cut.contains("bytes cut"));
+        assert_eq!(cut_middle("short", 200), "short");
     }
 
     #[test]

@@ -188,20 +188,36 @@ pub(super) fn edit(obj: &mut Map<String, Value>, edit: &Edit) {
         t.insert("text".into(), text.clone().into());
         obj.insert("content".into(), Value::Array(vec![Value::Object(t)]));
     }
+    if let (Edit::ReplaceText { part: 0, text }, Some(Value::String(s))) =
+        (edit, obj.get_mut("content"))
+    {
+        *s = text.clone();
+        return;
+    }
     let Some(Value::Array(blocks)) = obj.get_mut("content") else {
         return;
     };
     match edit {
-        Edit::ClearOutput {
-            result,
-            placeholder,
-        } => {
+        Edit::ReplaceOutput { result, text } => {
             if let Some(p) = nth_block(blocks, "tool_result", *result) {
                 if let Some(b) = blocks[p].as_object_mut() {
-                    b.insert("content".into(), Value::String(placeholder.clone()));
+                    b.insert("content".into(), Value::String(text.clone()));
                 }
             }
         }
+        Edit::ReplaceText { part, text } => {
+            if let Some(p) = nth_block(blocks, "text", *part) {
+                if let Some(b) = blocks[p].as_object_mut() {
+                    b.insert("text".into(), Value::String(text.clone()));
+                }
+            }
+        }
+        Edit::DropReasoning => blocks.retain(|b| {
+            !matches!(
+                b.get("type").and_then(Value::as_str),
+                Some("thinking" | "redacted_thinking")
+            )
+        }),
         Edit::ShortenArgs { call, args } => {
             if let Some(p) = nth_block(blocks, "tool_use", *call) {
                 if let Some(b) = blocks[p].as_object_mut() {

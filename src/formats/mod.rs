@@ -269,6 +269,36 @@ impl<'a, N: Node<'a>> Document<'a, N> {
         out
     }
 
+    /// Renders a summarizer's input `plan` as a request for the input's provider:
+    /// the OpenAI-like formats open with the `system` message (Anthropic keeps it
+    /// apart), Moltis messages become plain OpenAI messages, and the final
+    /// `instruction` closes it.
+    pub fn render_request(
+        &self,
+        views: &[Message<'_>],
+        plan: &Plan,
+        system: &str,
+        instruction: &str,
+    ) -> Vec<Output> {
+        let mut out = Vec::with_capacity(plan.len() + 2);
+        if self.format != Format::Anthropic {
+            let mut m = user_text(system);
+            m.insert("role".into(), "system".into());
+            out.push(Output::New(Value::Object(m)));
+        }
+        for o in self.render(views, plan, &Stamp::default()) {
+            out.push(match (self.format, o) {
+                (Format::Moltis, Output::Kept(i)) => {
+                    Output::New(moltis::as_openai(self.messages[i].to_value()))
+                }
+                (Format::Moltis, Output::New(v)) => Output::New(moltis::as_openai(v)),
+                (_, o) => o,
+            });
+        }
+        out.push(Output::New(Value::Object(user_text(instruction))));
+        out
+    }
+
     /// The `created_at` a synthesized message at `pos` stands for: that of the
     /// newest input message before the next kept one.
     fn time_for(&self, plan: &Plan, pos: usize, n: usize) -> Option<Value> {
@@ -287,7 +317,9 @@ impl<'a, N: Node<'a>> Document<'a, N> {
 
     fn synthesize(&self, s: &Synthetic) -> Vec<Map<String, Value>> {
         match s {
-            Synthetic::Summary(text) | Synthetic::Marker(text) => vec![user_text(text)],
+            Synthetic::Summary(text) | Synthetic::Marker(text) | Synthetic::Note(text) => {
+                vec![user_text(text)]
+            }
             Synthetic::Stubs(ids) => match self.format {
                 Format::Anthropic => vec![anthropic::stub_message(ids)],
                 Format::Openai | Format::Moltis => ids.iter().map(|id| openai::stub(id)).collect(),

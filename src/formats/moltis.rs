@@ -77,14 +77,45 @@ fn read_tool_result<'a, N: Node<'a>>(obj: N, i: usize) -> Result<Message<'a>> {
 pub(super) fn edit(obj: &mut Map<String, Value>, edit: &Edit) {
     let is_tool_result = obj.get("role").and_then(Value::as_str) == Some("tool_result");
     match edit {
-        Edit::ClearOutput { placeholder, .. } if is_tool_result => {
+        Edit::ReplaceOutput { text, .. } if is_tool_result => {
             if matches!(obj.get("error"), Some(Value::String(_))) {
-                obj.insert("error".into(), Value::String(placeholder.clone()));
+                obj.insert("error".into(), Value::String(text.clone()));
             }
             if obj.contains_key("result") || !obj.contains_key("error") {
-                obj.insert("result".into(), Value::String(placeholder.clone()));
+                obj.insert("result".into(), Value::String(text.clone()));
             }
         }
         _ => openai::edit(obj, edit),
     }
 }
+
+/// A Moltis message as a plain OpenAI Chat Completions message, for a summarizer
+/// that speaks the OpenAI API: `tool_result` becomes `tool` (an error as
+/// `Error: …`), and Moltis's own fields (`created_at`, token counts) are left out.
+pub(super) fn as_openai(message: Value) -> Value {
+    let Value::Object(mut m) = message else {
+        return message;
+    };
+    if m.get("role").and_then(Value::as_str) == Some("tool_result") {
+        let content = match (m.get("error"), m.get("result")) {
+            (Some(Value::String(e)), _) => format!("Error: {e}"),
+            (_, Some(Value::String(r))) => r.clone(),
+            (_, None | Some(Value::Null)) => String::new(),
+            (_, Some(other)) => other.to_string(),
+        };
+        m.insert("role".into(), "tool".into());
+        m.insert("content".into(), content.into());
+    }
+    m.retain(|k, _| OPENAI_FIELDS.contains(&k.as_str()));
+    Value::Object(m)
+}
+
+/// The message fields the OpenAI Chat Completions API knows.
+const OPENAI_FIELDS: &[&str] = &[
+    "role",
+    "content",
+    "name",
+    "tool_calls",
+    "tool_call_id",
+    "refusal",
+];

@@ -11,6 +11,9 @@ use crate::json::{Kind, Node};
 use crate::message::{Args, Call, Message, Role, ToolOutput};
 use crate::plan::{Edit, STUB_TEXT};
 
+/// Fields where OpenAI-compatible APIs keep an assistant's reasoning.
+const REASONING_KEYS: &[&str] = &["reasoning_content", "reasoning"];
+
 /// Reads one OpenAI message.
 pub(super) fn read<'a, N: Node<'a>>(obj: N, i: usize) -> Result<Message<'a>> {
     let path = || format!("messages[{i}]");
@@ -36,7 +39,7 @@ pub(super) fn read_common<'a, N: Node<'a>>(obj: N, role: Role, i: usize) -> Resu
     let path = || format!("messages[{i}]");
     let mut msg = Message::new(role);
     read_content(obj, role, &mut msg, i)?;
-    for key in ["reasoning_content", "reasoning", "refusal"] {
+    for key in REASONING_KEYS.iter().chain(&["refusal"]) {
         if let Some(s) = obj.get(key).and_then(Node::as_str) {
             msg.reasoning.push(s);
         }
@@ -167,8 +170,27 @@ fn read_calls<'a, N: Node<'a>>(obj: N, msg: &mut Message<'a>, i: usize) -> Resul
 /// Applies an edit to a copy of an OpenAI message.
 pub(super) fn edit(obj: &mut Map<String, Value>, edit: &Edit) {
     match edit {
-        Edit::ClearOutput { placeholder, .. } => {
-            obj.insert("content".into(), Value::String(placeholder.clone()));
+        Edit::ReplaceOutput { text, .. } => {
+            obj.insert("content".into(), Value::String(text.clone()));
+        }
+        Edit::ReplaceText { part, text } => match obj.get_mut("content") {
+            Some(Value::String(s)) if *part == 0 => *s = text.clone(),
+            Some(Value::Array(parts)) => {
+                if let Some(p) = parts
+                    .iter_mut()
+                    .filter(|p| p.get("type").and_then(Value::as_str) == Some("text"))
+                    .nth(*part)
+                    .and_then(Value::as_object_mut)
+                {
+                    p.insert("text".into(), Value::String(text.clone()));
+                }
+            }
+            _ => {}
+        },
+        Edit::DropReasoning => {
+            for key in REASONING_KEYS {
+                obj.remove(*key);
+            }
         }
         Edit::ShortenArgs { call, args } => {
             if let Some(f) = obj

@@ -5,7 +5,7 @@ use crate::bound::{bound, SUMMARY_BUDGET};
 use crate::error::{Error, ErrorKind, Result};
 use crate::facts::{gather, result_tool_name};
 use crate::message::{Message, Role};
-use crate::modes::{drop_empty, Outcome};
+use crate::modes::{drop_empty, newest_summary, Outcome};
 use crate::plan::{Step, Synthetic};
 use crate::prune::describe_call;
 use crate::text::{one_line, truncate, SUMMARY_PREFIX};
@@ -30,13 +30,11 @@ pub fn plan(views: &[Message<'_>]) -> Result<Outcome> {
             "the history holds only system messages; there is nothing to compact",
         ));
     }
-    let prior = views[lead]
-        .texts
-        .first()
-        .filter(|t| views[lead].role == Role::User && t.starts_with(SUMMARY_PREFIX))
-        .map(|t| prior_highlights(t));
-    let start = lead + usize::from(prior.is_some());
-    let (highlights, timeline) = summarize(views, start);
+    // The newest earlier summary (from any mode) is merged, never repeated.
+    let prior_at = newest_summary(views, lead);
+    let prior = prior_at.and_then(|i| views[i].texts.first().map(|t| prior_highlights(t)));
+    let picked: Vec<usize> = (lead..views.len()).filter(|i| Some(*i) != prior_at).collect();
+    let (highlights, timeline) = summarize(views, &picked);
     let mut lines = vec!["Conversation summary:".to_string()];
     match prior {
         Some(prior) => {
@@ -105,10 +103,10 @@ fn prior_highlights(text: &str) -> Vec<String> {
     out
 }
 
-/// Highlights and timeline of `views[start..]`.
-fn summarize(views: &[Message<'_>], start: usize) -> (Vec<String>, Vec<String>) {
+/// Highlights and timeline of the messages `picked`.
+fn summarize(views: &[Message<'_>], picked: &[usize]) -> (Vec<String>, Vec<String>) {
     let owner = owners(views);
-    let msgs = &views[start..];
+    let msgs: Vec<&Message> = picked.iter().map(|&i| &views[i]).collect();
     let count = |r: Role| msgs.iter().filter(|m| m.role == r).count();
     let mut out = vec![format!(
         "- Scope: {} earlier messages compacted (user={}, assistant={}, tool={}).",
@@ -118,7 +116,7 @@ fn summarize(views: &[Message<'_>], start: usize) -> (Vec<String>, Vec<String>) 
         count(Role::Tool)
     )];
 
-    let facts = gather(views, start..views.len());
+    let facts = gather(views, picked);
     if !facts.tools.is_empty() {
         out.push(fitting_list("- Tools mentioned: ", facts.tools.iter()));
     }
@@ -168,7 +166,7 @@ fn summarize(views: &[Message<'_>], start: usize) -> (Vec<String>, Vec<String>) 
         let line = format!(
             "  - {}: {}",
             msgs[i].role.label(),
-            preview(views, &owner, start + i)
+            preview(views, &owner, picked[i])
         );
         truncate(&line, width)
     };

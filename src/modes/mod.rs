@@ -2,9 +2,13 @@
 //! none of them sees format-specific JSON.
 
 pub mod deterministic;
+pub(crate) mod llm;
+pub(crate) mod llm_replace;
 pub mod recency;
+pub(crate) mod structured;
 
-use crate::message::Message;
+use crate::message::{Message, Role};
+use crate::text::SUMMARY_PREFIX;
 use crate::options::Warning;
 use crate::plan::{Plan, Step};
 
@@ -35,4 +39,16 @@ pub fn drop_empty(plan: Plan, views: &[Message<'_>], warnings: &mut Vec<Warning>
             _ => true,
         })
         .collect()
+}
+
+/// The newest user message at or after `from` that holds the summary of an
+/// earlier compaction, from any mode (markers do not count).
+pub(crate) fn newest_summary(views: &[Message<'_>], from: usize) -> Option<usize> {
+    (from..views.len()).rev().find(|&i| {
+        views[i].role == Role::User
+            && views[i]
+                .texts
+                .first()
+                .is_some_and(|t| t.starts_with(SUMMARY_PREFIX))
+    })
 }

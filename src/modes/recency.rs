@@ -6,13 +6,15 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::facts::{gather, Facts, LATEST_REQUEST};
 use crate::formats::ResultsPlacement;
 use crate::message::{Message, Role};
-use crate::modes::{drop_empty, Outcome};
+use crate::modes::{drop_empty, newest_summary, Outcome};
 use crate::options::Options;
 use crate::pairs::repair;
 use crate::plan::{Plan, Step, Synthetic};
 use crate::prune::edits_for;
 use crate::text::{list, one_line, MARKER_PREFIX};
 use crate::window::{align_back, owners, suffix_within, window, Window};
+
+use std::ops::Range;
 
 /// Plans the recency-preserving compaction of `views`.
 pub fn plan(
@@ -21,41 +23,61 @@ pub fn plan(
     placement: ResultsPlacement,
 ) -> Result<Outcome> {
     let w = window(views, options);
-    let owner = owners(views);
-    let n = views.len();
-    // Output positions whose tool outputs may be pruned: `prunable.0..prunable.1`.
-    let (steps, prunable) = if w.covers_all() {
-        // Only pruning can help, in place: protect the last `protect_tail_min × 3`
-        // messages, or only what fits the tail budget when that is less (at least
-        // the newest tool group stays).
-        let fits = align_back(views, suffix_within(views, 0, options.tail_budget(), 0), 0);
-        let spec = n.saturating_sub(options.protect_tail_min.saturating_mul(3));
-        (
-            (0..n).map(Step::keep).collect::<Plan>(),
-            (0, fits.max(spec)),
-        )
-    } else {
-        // The head stays verbatim; so do the last `tail_min × 3` messages.
-        let mut steps: Plan = (0..w.head_end).map(Step::keep).collect();
-        steps.push(Step::Insert(Synthetic::Marker(marker(views, &w, options))));
-        steps.extend((w.tail_start..n).map(Step::keep));
-        let end = steps.len().saturating_sub(w.tail_min * 3);
-        (steps, (w.head_end + 1, end))
-    };
-    let mut pruned = 0;
-    let steps: Plan = steps
+    if w.covers_all() {
+        return prune_in_place(views, options, placement);
+    }
+    // The newest summary of an earlier compaction is the condensed past: it stays.
+    let carried: Vec<usize> = newest_summary(views, 0)
+        .filter(|i| (w.head_end..w.tail_start).contains(i))
         .into_iter()
-        .enumerate()
-        .map(|(pos, step)| match step {
-            Step::Keep { index, .. } if (prunable.0..prunable.1).contains(&pos) => {
-                let edits = edits_for(views, &owner, index, options.tool_prune_char_threshold);
-                pruned += edits.len();
-                Step::Keep { index, edits }
-            }
-            other => other,
-        })
         .collect();
-    if w.covers_all() && pruned == 0 {
+    let marker = Synthetic::Marker(marker(views, &w, &carried, options));
+    Ok(splice(views, &w, options, placement, marker, None, &carried))
+}
+
+/// Head + `carried` (messages of the middle kept verbatim) + `middle` (the marker,
+/// or a summary) + tail, old tool outputs outside the last `tail_min × 3` messages
+/// pruned, empty messages dropped, tool pairs repaired. `replaced` is a message of
+/// head or tail left out (an earlier summary the new one replaces).
+pub(crate) fn splice(
+    views: &[Message<'_>],
+    w: &Window,
+    options: &Options,
+    placement: ResultsPlacement,
+    middle: Synthetic,
+    replaced: Option<usize>,
+    carried: &[usize],
+) -> Outcome {
+    let kept = |i: &usize| Some(*i) != replaced;
+    let mut steps: Plan = (0..w.head_end).filter(kept).map(Step::keep).collect();
+    steps.extend(carried.iter().map(|&i| Step::keep(i)));
+    let first = steps.len() + 1;
+    steps.push(Step::Insert(middle));
+    steps.extend((w.tail_start..views.len()).filter(kept).map(Step::keep));
+    let end = steps.len().saturating_sub(w.tail_min * 3);
+    let (steps, _) = prune(steps, first..end, views, options);
+    let mut warnings = Vec::new();
+    let steps = drop_empty(steps, views, &mut warnings);
+    Outcome {
+        plan: repair(steps, views, placement, true),
+        summary: None,
+        warnings,
+    }
+}
+
+/// When head and tail cover everything, only pruning can help, in place: the last
+/// `protect_tail_min × 3` messages are protected, or only what fits the tail
+/// budget when that is less (at least the newest tool group stays).
+fn prune_in_place(
+    views: &[Message<'_>],
+    options: &Options,
+    placement: ResultsPlacement,
+) -> Result<Outcome> {
+    let n = views.len();
+    let fits = align_back(views, suffix_within(views, 0, options.tail_budget(), 0), 0);
+    let spec = n.saturating_sub(options.protect_tail_min.saturating_mul(3));
+    let (steps, pruned) = prune((0..n).map(Step::keep).collect(), 0..fits.max(spec), views, options);
+    if pruned == 0 {
         return Err(Error::new(
             ErrorKind::TooSmallToCompact,
             format!(
@@ -71,15 +93,44 @@ pub fn plan(
     let mut warnings = Vec::new();
     let steps = drop_empty(steps, views, &mut warnings);
     Ok(Outcome {
-        plan: repair(steps, views, placement),
+        plan: repair(steps, views, placement, true),
         summary: None,
         warnings,
     })
 }
 
-/// The marker: a correct count line plus a bounded digest of the elided middle.
-fn marker(views: &[Message<'_>], w: &Window, options: &Options) -> String {
-    let middle = &views[w.head_end..w.tail_start];
+/// Prunes the kept messages at output positions `positions`; returns the steps
+/// and how many edits that made.
+fn prune(
+    steps: Plan,
+    positions: Range<usize>,
+    views: &[Message<'_>],
+    options: &Options,
+) -> (Plan, usize) {
+    let owner = owners(views);
+    let mut pruned = 0;
+    let steps = steps
+        .into_iter()
+        .enumerate()
+        .map(|(pos, step)| match step {
+            Step::Keep { index, .. } if positions.contains(&pos) => {
+                let edits = edits_for(views, &owner, index, options.tool_prune_char_threshold);
+                pruned += edits.len();
+                Step::Keep { index, edits }
+            }
+            other => other,
+        })
+        .collect();
+    (steps, pruned)
+}
+
+/// The marker: a correct count line plus a bounded digest of the elided middle
+/// (the middle without the `carried` messages).
+fn marker(views: &[Message<'_>], w: &Window, carried: &[usize], options: &Options) -> String {
+    let picked: Vec<usize> = (w.head_end..w.tail_start)
+        .filter(|i| !carried.contains(i))
+        .collect();
+    let middle: Vec<&Message> = picked.iter().map(|&i| &views[i]).collect();
     let count = |r: Role| middle.iter().filter(|m| m.role == r).count();
     let others = middle.len() - count(Role::User) - count(Role::Assistant) - count(Role::Tool);
     let total = middle.len();
@@ -96,7 +147,7 @@ fn marker(views: &[Message<'_>], w: &Window, options: &Options) -> String {
     let middle_tokens: u64 = middle.iter().map(|m| m.tokens).sum();
     let max_bytes =
         digest_bytes(options).min(usize::try_from(middle_tokens * 2).unwrap_or(usize::MAX));
-    let digest = digest(gather(views, w.head_end..w.tail_start), max_bytes);
+    let digest = digest(gather(views, &picked), max_bytes);
     if !digest.is_empty() {
         text.push_str("\n\nDigest of the elided messages:\n");
         text.push_str(&digest.join("\n"));

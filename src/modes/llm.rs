@@ -1,0 +1,134 @@
+//! What the two LLM modes share: finding the summary an earlier compaction left,
+//! building the request, and the turn a mode takes given the replies so far.
+
+use std::borrow::Cow;
+
+use crate::formats::ResultsPlacement;
+use crate::message::Message;
+use crate::modes::deterministic::{DIRECTIVE, PREAMBLE};
+use crate::modes::{newest_summary, Outcome};
+use crate::notice::Fallback;
+use crate::options::{Mode, Options, Warning};
+use crate::prompts::{self, SUMMARY_PREAMBLE};
+use crate::summarizer::Reply;
+use crate::summary_input::{self, SummaryInput};
+use crate::text::{cut_middle, SUMMARY_PREFIX};
+use crate::tokens::TokenCounter;
+
+/// What an LLM mode does next.
+#[derive(Debug)]
+pub(crate) enum Turn {
+    /// Ask the summarizer.
+    Ask(Ask),
+    /// Finished (a summary, a fallback, or nothing to summarize).
+    Done(Done),
+}
+
+/// A summary request, before rendering.
+#[derive(Debug)]
+pub(crate) struct Ask {
+    pub mode: Mode,
+    pub system: &'static str,
+    pub instruction: String,
+    pub previous: Option<String>,
+    pub input: SummaryInput,
+    /// 1, or 2 for the retry after a failed quality check.
+    pub attempt: u32,
+    /// Estimated tokens of the whole request (system, messages, instruction).
+    pub tokens: u64,
+}
+
+/// A finished LLM-mode compaction.
+#[derive(Debug)]
+pub(crate) struct Done {
+    pub outcome: Outcome,
+    /// The mode whose output this is (`recency_preserving` after a fallback).
+    pub mode: Mode,
+    pub fallback: Option<Fallback>,
+    /// Estimated tokens of a request, for replies that report no usage.
+    pub request_tokens: u64,
+}
+
+/// The newest summary an earlier compaction left in the history.
+#[derive(Debug)]
+pub(crate) struct Previous<'a> {
+    /// Its message.
+    pub index: usize,
+    /// Its text without prefix, preamble and directive, bounded to twice
+    /// `max_summary_tokens` so that summaries never snowball.
+    pub body: Cow<'a, str>,
+}
+
+/// The newest summary at or after `from`, from any mode.
+pub(crate) fn previous_summary<'a>(
+    views: &[Message<'a>],
+    from: usize,
+    options: &Options,
+    counter: &dyn TokenCounter,
+) -> Option<Previous<'a>> {
+    let index = newest_summary(views, from)?;
+    let text = views[index].texts.first()?;
+    let mut body = text[SUMMARY_PREFIX.len()..].trim();
+    for wrapper in [SUMMARY_PREAMBLE, PREAMBLE] {
+        body = body.strip_prefix(wrapper).unwrap_or(body).trim_start();
+    }
+    body = body.strip_suffix(DIRECTIVE).unwrap_or(body).trim_end();
+    if let Some(inner) = body
+        .strip_prefix("<summary>")
+        .and_then(|b| b.strip_suffix("</summary>"))
+    {
+        body = inner.trim();
+    }
+    let max = options.max_summary_tokens.saturating_mul(2);
+    let tokens = counter.count(body);
+    let body = if tokens > max {
+        let bytes = (body.len() as u64 * max / tokens.max(1)) as usize;
+        Cow::Owned(cut_middle(body, bytes))
+    } else {
+        Cow::Borrowed(body)
+    };
+    Some(Previous { index, body })
+}
+
+/// The full text of a summary message.
+pub(crate) fn summary_message(summary: &str) -> String {
+    format!("{SUMMARY_PREFIX}{SUMMARY_PREAMBLE}\n\n{summary}")
+}
+
+/// How many summaries the replies hold (attempts that got an answer).
+pub(crate) fn answered(replies: &[Reply]) -> u32 {
+    replies
+        .iter()
+        .filter(|r| matches!(r, Reply::Summary { .. }))
+        .count() as u32
+}
+
+/// Builds the request for input messages `picked`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn ask(
+    mode: Mode,
+    views: &[Message<'_>],
+    picked: &[usize],
+    previous: Option<&str>,
+    problems: &[String],
+    options: &Options,
+    counter: &dyn TokenCounter,
+    placement: ResultsPlacement,
+) -> Ask {
+    let system = prompts::system(mode);
+    let instruction = prompts::instruction(mode, previous, problems);
+    let framing = 2 * counter.profile().message_overhead();
+    let fixed = counter.count(system) + counter.count(&instruction) + framing;
+    let (budget, warning) = summary_input::budget(options, fixed);
+    let mut input = summary_input::build(views, picked, options, counter, budget, placement);
+    input.warnings.extend::<Option<Warning>>(warning);
+    Ask {
+        mode,
+        system,
+        tokens: fixed + input.tokens,
+        instruction,
+        previous: previous.map(str::to_string),
+        input,
+        attempt: u32::from(!problems.is_empty()) + 1,
+    }
+}

@@ -1,0 +1,77 @@
+//! `llm_replace`: the leading system messages + one user message holding an LLM
+//! summary of everything else. Any failure is an error; the input is untouched.
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::formats::ResultsPlacement;
+use crate::message::{Message, Role};
+use crate::modes::llm::{self, Done, Turn};
+use crate::modes::{drop_empty, Outcome};
+use crate::options::{Mode, Options};
+use crate::plan::{Step, Synthetic};
+use crate::summarizer::Reply;
+use crate::tokens::TokenCounter;
+use crate::window::leading_system;
+
+/// The llm_replace compaction's next turn, given the summarizer's `replies` so far.
+pub(crate) fn step(
+    views: &[Message<'_>],
+    options: &Options,
+    placement: ResultsPlacement,
+    counter: &dyn TokenCounter,
+    replies: &[Reply],
+) -> Result<Turn> {
+    let lead = leading_system(views);
+    let previous = llm::previous_summary(views, lead, options, counter);
+    let replaced = previous.as_ref().map(|p| p.index);
+    let picked: Vec<usize> = (lead..views.len())
+        .filter(|i| Some(*i) != replaced)
+        .filter(|i| views[*i].role != Role::Notice && !views[*i].is_empty())
+        .collect();
+    if picked.is_empty() {
+        return Err(Error::new(
+            ErrorKind::TooSmallToCompact,
+            if replaced.is_some() {
+                "nothing was added since the last summary: there is nothing new to summarize"
+            } else {
+                "the history holds only system messages: there is nothing to summarize"
+            },
+        ));
+    }
+    let ask = llm::ask(
+        Mode::LlmReplace,
+        views,
+        &picked,
+        previous.as_ref().map(|p| &*p.body),
+        &[],
+        options,
+        counter,
+        placement,
+    );
+    match replies.last() {
+        None => Ok(Turn::Ask(ask)),
+        Some(Reply::Failed { reason, .. }) => Err(Error::new(
+            ErrorKind::LlmFailed,
+            format!("{reason}; the history was not changed"),
+        )),
+        Some(Reply::Summary { text, .. }) if text.trim().is_empty() => Err(Error::new(
+            ErrorKind::EmptySummary,
+            "the summarizer returned an empty summary; the history was not changed",
+        )),
+        Some(Reply::Summary { text, .. }) => {
+            let text = text.trim();
+            let mut warnings = ask.input.warnings;
+            let mut plan = drop_empty((0..lead).map(Step::keep).collect(), views, &mut warnings);
+            plan.push(Step::Insert(Synthetic::Summary(llm::summary_message(text))));
+            Ok(Turn::Done(Done {
+                outcome: Outcome {
+                    plan,
+                    summary: Some(text.to_string()),
+                    warnings,
+                },
+                mode: Mode::LlmReplace,
+                fallback: None,
+                request_tokens: ask.tokens,
+            }))
+        }
+    }
+}

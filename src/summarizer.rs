@@ -1,0 +1,227 @@
+//! How the LLM modes talk to a caller's summarizer: as plain data (sans-IO).
+//!
+//! Each step of a `structured` or `llm_replace` compaction either asks for a
+//! summary ([`Step::Summarize`] with a [`SummaryRequest`]) or is done. The caller
+//! sends the request wherever it likes and appends the [`Reply`]; the same input,
+//! options and replies always give the same step. The JS layer drives this loop
+//! around the caller's async function (with streaming, timeouts and abort); Rust
+//! callers implement [`Summarizer`] and call [`compact_with_summarizer`].
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::formats::Output;
+use crate::options::{Configured, Mode};
+use crate::tokens::Estimator;
+use crate::{Compaction, Planned};
+
+/// Tokens a summarizer call used, as the provider reported them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    /// Prompt tokens.
+    pub input_tokens: u64,
+    /// Completion tokens.
+    pub output_tokens: u64,
+}
+
+impl Usage {
+    /// Reads usage as SDKs and providers spell it: `inputTokens`/`outputTokens`,
+    /// `input_tokens`/`output_tokens` (Anthropic), `prompt_tokens`/`completion_tokens`
+    /// (OpenAI). `None` when neither count is a number.
+    pub fn from_json(v: &Value) -> Option<Usage> {
+        let pick = |keys: &[&str]| {
+            keys.iter()
+                .find_map(|k| v.get(*k).and_then(Value::as_f64))
+                .filter(|n| n.is_finite() && *n >= 0.0)
+                .map(|n| n.round() as u64)
+        };
+        let input = pick(&["inputTokens", "input_tokens", "prompt_tokens"]);
+        let output = pick(&["outputTokens", "output_tokens", "completion_tokens"]);
+        (input.is_some() || output.is_some()).then(|| Usage {
+            input_tokens: input.unwrap_or(0),
+            output_tokens: output.unwrap_or(0),
+        })
+    }
+}
+
+/// Why a summarizer call gave no summary.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    /// It threw, rejected, or returned something that is not a summary.
+    Failed,
+    /// It did not answer within `timeoutMs`.
+    TimedOut,
+}
+
+/// What one summarizer call gave back.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reply {
+    /// The summary text (streams already concatenated) and the usage, if reported.
+    Summary {
+        /// The text as returned.
+        text: String,
+        /// Token usage, when the summarizer reported it.
+        usage: Option<Usage>,
+    },
+    /// No summary.
+    Failed {
+        /// What went wrong.
+        failure: Failure,
+        /// In words, for the notice or the error (`the summarizer threw: …`).
+        reason: String,
+    },
+}
+
+impl Reply {
+    /// Reads a reply as the JS layer writes it: `{"text", "usage"?}` or
+    /// `{"failed": "error" | "timeout", "reason"}`.
+    pub fn from_json(v: &Value, at: usize) -> Result<Reply> {
+        let bad = |what: &str| Error::input(format!("replies[{at}]"), what.to_string());
+        if let Some(text) = v.get("text") {
+            let text = text.as_str().ok_or_else(|| bad("text: expected a string"))?;
+            return Ok(Reply::Summary {
+                text: text.to_string(),
+                usage: v.get("usage").and_then(Usage::from_json),
+            });
+        }
+        let failure = match v.get("failed").and_then(Value::as_str) {
+            Some("timeout") => Failure::TimedOut,
+            Some("error") => Failure::Failed,
+            _ => return Err(bad("expected {text} or {failed: \"error\" | \"timeout\", reason}")),
+        };
+        let reason = v.get("reason").and_then(Value::as_str).unwrap_or("").to_string();
+        Ok(Reply::Failed { failure, reason })
+    }
+}
+
+/// What the library asks a summarizer for (SPEC §6, "The summarizer").
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SummaryRequest<M> {
+    /// The mode asking.
+    pub mode: Mode,
+    /// The system instruction (also the first of `messages` in the OpenAI-like formats).
+    pub system: String,
+    /// The messages to send, in the input's format: OpenAI-like formats start with
+    /// the system message; all end with the final user instruction.
+    pub messages: Vec<M>,
+    /// The final user instruction (the last of `messages`).
+    pub instruction: String,
+    /// The newest earlier summary, when re-compacting (also inside `instruction`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub previous_summary: Option<String>,
+    /// `summary_model` from the options.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// `max_summary_tokens` from the options.
+    pub max_tokens: u64,
+    /// The request's input tokens by the library's count.
+    pub estimated_input_tokens: u64,
+    /// 1 for the first call, 2 for the retry after a failed quality check.
+    pub attempt: u32,
+}
+
+/// The next step of an LLM-mode compaction.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Step {
+    /// Call the summarizer with this request, then step again with its reply added.
+    #[serde(rename = "ask")]
+    Summarize(SummaryRequest<Output>),
+    /// The compaction is done.
+    Done(Planned),
+}
+
+/// A summarizer for Rust callers: any async function from a request to a summary.
+/// An `Err` is a failed call (its text becomes the fallback reason or the
+/// `LLM_FAILED` message). Time limits are the implementation's business.
+#[allow(async_fn_in_trait)] // no Send bound: JS futures are not Send
+pub trait Summarizer {
+    /// Summarizes `request`; the text and, if known, the usage.
+    async fn summarize(
+        &mut self,
+        request: &SummaryRequest<Value>,
+    ) -> std::result::Result<(String, Option<Usage>), String>;
+}
+
+/// Compacts `input` with an LLM mode, calling `summarizer` for each summary the
+/// mode asks for (at most two: the first and one retry). Offline modes work too
+/// and never call it.
+pub async fn compact_with_summarizer(
+    input: &Value,
+    config: &Configured,
+    summarizer: &mut impl Summarizer,
+) -> Result<Compaction> {
+    let counter = Estimator(config.options.tokenizer);
+    let source = crate::source_messages(input);
+    let mut replies = Vec::new();
+    loop {
+        match crate::compact_step(input, config, &counter, &replies)? {
+            Step::Done(planned) => return Ok(crate::assemble(input, planned)),
+            Step::Summarize(request) => {
+                let request = SummaryRequest {
+                    messages: request
+                        .messages
+                        .into_iter()
+                        .map(|o| match o {
+                            Output::Kept(i) => source.get(i).cloned().unwrap_or_default(),
+                            Output::New(v) => v,
+                        })
+                        .collect(),
+                    mode: request.mode,
+                    system: request.system,
+                    instruction: request.instruction,
+                    previous_summary: request.previous_summary,
+                    model: request.model,
+                    max_tokens: request.max_tokens,
+                    estimated_input_tokens: request.estimated_input_tokens,
+                    attempt: request.attempt,
+                };
+                replies.push(match summarizer.summarize(&request).await {
+                    Ok((text, usage)) => Reply::Summary { text, usage },
+                    Err(reason) => Reply::Failed {
+                        failure: Failure::Failed,
+                        reason: format!("the summarizer failed: {reason}"),
+                    },
+                });
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn usage_is_read_in_every_spelling() {
+        let want = Some(Usage {
+            input_tokens: 1234,
+            output_tokens: 567,
+        });
+        for v in [
+            json!({"inputTokens": 1234, "outputTokens": 567}),
+            json!({"input_tokens": 1234, "output_tokens": 567}),
+            json!({"prompt_tokens": 1234, "completion_tokens": 567, "total_tokens": 1801}),
+        ] {
+            assert_eq!(Usage::from_json(&v), want, "{v}");
+        }
+        assert_eq!(Usage::from_json(&json!({"inputTokens": "many"})), None);
+    }
+
+    #[test]
+    fn replies_are_read_from_the_js_layers_json() {
+        let r = Reply::from_json(&json!({"failed": "timeout", "reason": "slow"}), 0);
+        assert_eq!(
+            r,
+            Ok(Reply::Failed {
+                failure: Failure::TimedOut,
+                reason: "slow".into()
+            })
+        );
+        assert!(Reply::from_json(&json!({"text": 3}), 1).is_err());
+    }
+}
