@@ -160,7 +160,7 @@ function unwrap(envelope) {
 }
 
 // Keys the JS layer handles itself; everything else goes to wasm for validation.
-const JS_ONLY = new Set(["summarize", "signal", "countTokens", "count_tokens"]);
+const JS_ONLY = new Set(["summarize", "signal", "countTokens", "count_tokens", "timeoutMs", "timeout_ms"]);
 
 function optionsJson(options) {
   if (options === undefined || options === null) return "";
@@ -235,24 +235,264 @@ function isRequest(history) {
   return history !== null && typeof history === "object" && !Array.isArray(history);
 }
 
+// The input messages a result was made from, kept (not enumerable) for `rebase`.
+const COVERED = Symbol("chat-compaction covered messages");
+
+/**
+ * The result object: kept messages are the caller's own objects from `source`, a
+ * copy of the input's message array that `rebase` compares with later.
+ */
+function resultOf({ plan, notice, summary, warnings }, history, source) {
+  const messages = plan.map((p) => (typeof p === "number" ? source[p] : p));
+  const result = { messages, notice, warnings };
+  if (summary !== undefined) result.summary = summary;
+  if (isRequest(history)) result.request = { ...history, messages };
+  Object.defineProperty(result, COVERED, { value: source });
+  return result;
+}
+
 /**
  * Compacts a history synchronously with an offline mode (`deterministic`, `recency_preserving`).
  * Returns `{ messages, request?, notice, summary?, warnings }`. Kept messages are the
  * caller's own objects; `history` is never mutated.
  */
 export function compactSync(history, options) {
-  const { plan, notice, summary, warnings } = call(raw.compactTape, history, options);
-  const source = isRequest(history) ? history.messages : history;
-  const messages = plan.map((p) => (typeof p === "number" ? source[p] : p));
-  const result = { messages, notice, warnings };
-  if (summary !== undefined) result.summary = summary;
-  if (isRequest(history)) result.request = { ...history, messages };
-  return result;
+  const planned = call(raw.compactTape, history, options);
+  return resultOf(planned, history, (isRequest(history) ? history.messages : history).slice());
 }
 
-/** Like `compactSync`, as a promise (the LLM modes will need it). */
+function optionError(message) {
+  return new CompactionError("INVALID_CONFIG", message);
+}
+
+/** `summarize`, `signal` and `timeoutMs` of the options, checked. */
+function llmOptions(options) {
+  const summarize = options?.summarize ?? undefined;
+  if (summarize !== undefined && typeof summarize !== "function") {
+    throw optionError(`summarize: expected a function (request) => summary, got ${summarize === null ? "null" : typeof summarize}`);
+  }
+  const signal = options?.signal ?? undefined;
+  if (signal !== undefined && (typeof signal !== "object" || typeof signal.addEventListener !== "function" || typeof signal.aborted !== "boolean")) {
+    throw optionError("signal: expected an AbortSignal (new AbortController().signal)");
+  }
+  const timeoutMs = options?.timeoutMs ?? options?.timeout_ms ?? undefined;
+  if (timeoutMs !== undefined && !(typeof timeoutMs === "number" && timeoutMs >= 0 && Number.isFinite(timeoutMs))) {
+    throw optionError(`timeoutMs: expected a non-negative number of milliseconds, got ${typeof timeoutMs === "number" ? timeoutMs : typeof timeoutMs}`);
+  }
+  return { summarize, signal, timeoutMs };
+}
+
+function aborted(signal) {
+  const reason = signal.reason;
+  const why = reason instanceof Error ? `: ${reason.message}` : "";
+  return new CompactionError("ABORTED", `compaction aborted by the caller's signal${why}; the history was not changed`, { cause: reason });
+}
+
+/**
+ * One compaction that may await a summarizer: the history is encoded once into
+ * buffers of its own (the module's scratch buffers are never held across an
+ * await), and the messages are the ones the history held when it started.
+ */
+class Job {
+  constructor(history, options) {
+    this.options = optionsJson(options);
+    [this.count, this.check] = counter(options);
+    const views = tape(history, "input");
+    try {
+      this.tape = views.map((v) => v.slice());
+    } finally {
+      release();
+    }
+    this.source = (isRequest(history) ? history.messages : history).slice();
+  }
+
+  /** The next step for the replies so far: `{ask}` or `{done}`. */
+  step(replies, failure) {
+    const [w, n, b] = this.tape;
+    const envelope = raw.compactStepTape(w, n, b, this.options, JSON.stringify(replies), this.count);
+    this.check();
+    const parsed = JSON.parse(envelope);
+    if (parsed.error) {
+      const { code, message } = parsed.error;
+      throw new CompactionError(code, message, code === "LLM_FAILED" ? { cause: failure } : undefined);
+    }
+    return parsed.ok;
+  }
+
+  /** A summary request with the caller's own message objects. */
+  request(ask, signal) {
+    return { ...ask, messages: ask.messages.map((m) => (typeof m === "number" ? this.source[m] : m)), signal };
+  }
+}
+
+const decoderOptions = { stream: true };
+
+/** Describes a value in an error message. */
+function describe(v) {
+  if (v === null) return "null";
+  if (Array.isArray(v)) return "an array";
+  if (typeof v === "object") return "an object without a text string";
+  return `a ${typeof v}`;
+}
+
+/**
+ * Reads what a summarizer returned: a string, `{text, usage?}`, an async iterable
+ * or a ReadableStream of strings or bytes (concatenated). Every wait races `stop`,
+ * which rejects on abort or timeout; streams are then cancelled.
+ */
+async function readSummary(value, stop) {
+  if (typeof value === "string") return { text: value };
+  if (value !== null && typeof value === "object") {
+    let next;
+    let cancel;
+    if (typeof value.getReader === "function") {
+      const reader = value.getReader();
+      next = () => reader.read();
+      cancel = () => reader.cancel();
+    } else if (typeof value[Symbol.asyncIterator] === "function") {
+      const it = value[Symbol.asyncIterator]();
+      next = () => it.next();
+      cancel = () => it.return?.();
+    } else if (typeof value.text === "string") {
+      return { text: value.text, usage: value.usage };
+    }
+    if (next) {
+      const decoder = new TextDecoder();
+      let text = "";
+      try {
+        for (;;) {
+          const { done, value: chunk } = await Promise.race([next(), stop]);
+          if (done) break;
+          if (typeof chunk === "string") text += chunk;
+          else if (chunk instanceof Uint8Array || chunk instanceof ArrayBuffer || ArrayBuffer.isView(chunk)) text += decoder.decode(chunk, decoderOptions);
+          else throw new TypeError(`the summarizer's stream yielded ${describe(chunk).replace(" without a text string", "")}; expected strings or bytes`);
+        }
+      } catch (e) {
+        Promise.resolve().then(cancel).catch(() => {});
+        throw e;
+      }
+      return { text: text + decoder.decode() };
+    }
+  }
+  throw new TypeError(`the summarizer returned ${describe(value)}; expected a string, {text, usage?}, an async iterable or a ReadableStream`);
+}
+
+const ABORT = Symbol("abort");
+const TIMEOUT = Symbol("timeout");
+
+/**
+ * Calls the summarizer once. Resolves to `{reply, error}`: the reply wasm reads
+ * (`{text, usage?}` or `{failed, reason}`) and the caller's original error, if any.
+ * Rejects only with ABORTED when the caller's signal fires.
+ */
+async function ask(summarize, request, { signal, timeoutMs }, deadline) {
+  const controller = new AbortController();
+  let timer;
+  let onAbort;
+  const stop = new Promise((_, reject) => {
+    onAbort = () => reject(ABORT);
+    signal?.addEventListener("abort", onAbort, { once: true });
+    if (deadline !== undefined) timer = setTimeout(() => reject(TIMEOUT), Math.max(0, deadline - Date.now()));
+  });
+  stop.catch(() => {});
+  try {
+    const value = await Promise.race([Promise.resolve().then(() => summarize(request(controller.signal))), stop]);
+    const { text, usage } = await readSummary(value, stop);
+    return { reply: usage !== null && typeof usage === "object" ? { text, usage: numbersOf(usage) } : { text } };
+  } catch (e) {
+    if (e === ABORT) {
+      controller.abort(signal.reason);
+      throw aborted(signal);
+    }
+    if (e === TIMEOUT) {
+      const error = new Error(`the summarizer did not answer within ${timeoutMs} ms (timeoutMs)`);
+      error.name = "TimeoutError";
+      controller.abort(error);
+      return { reply: { failed: "timeout", reason: error.message }, error };
+    }
+    const message = e instanceof Error ? e.message : String(e);
+    return { reply: { failed: "error", reason: `the summarizer failed: ${message}` }, error: e };
+  } finally {
+    clearTimeout(timer);
+    signal?.removeEventListener("abort", onAbort);
+  }
+}
+
+/** The numeric fields of a usage object (wasm reads the names it knows). */
+function numbersOf(usage) {
+  const out = {};
+  for (const [k, v] of Object.entries(usage)) if (typeof v === "number") out[k] = v;
+  return out;
+}
+
+/**
+ * Compacts a history with any mode. The LLM modes (`structured`, `llm_replace`)
+ * call `options.summarize(request)` and may take seconds; `options.signal` aborts
+ * (ABORTED, never a fallback) and `options.timeoutMs` limits all summarizer calls
+ * together. Kept messages are the caller's own objects; `history` is never mutated.
+ */
 export async function compact(history, options) {
-  return compactSync(history, options);
+  const llm = llmOptions(options);
+  if (llm.signal?.aborted) throw aborted(llm.signal);
+  const job = new Job(history, options);
+  const deadline = llm.timeoutMs === undefined ? undefined : Date.now() + llm.timeoutMs;
+  const replies = [];
+  let failure;
+  for (;;) {
+    const step = job.step(replies, failure);
+    if (step.done) return resultOf(step.done, history, job.source);
+    if (llm.summarize === undefined) {
+      throw new CompactionError("SUMMARIZER_REQUIRED", `mode ${JSON.stringify(step.ask.mode)} writes its summary with an LLM: pass a summarize function, e.g. compact(history, { mode: ${JSON.stringify(step.ask.mode)}, summarize: async (request) => callYourModel(request) })`);
+    }
+    const { reply, error } = await ask(llm.summarize, (signal) => job.request(step.ask, signal), llm, deadline);
+    replies.push(reply);
+    failure = error;
+  }
+}
+
+/**
+ * Splices the messages that arrived while a compaction ran onto its result: the
+ * compacted history followed by every message of `currentHistory` past the
+ * `result.notice.messagesBefore` it covered. Throws STALE_HISTORY (and changes
+ * nothing) when a covered message was edited or removed since, or when an
+ * appended tool result answers a call the compaction removed.
+ */
+export function rebase(result, currentHistory) {
+  const covered = result?.[COVERED];
+  if (!Array.isArray(covered) || !Array.isArray(result.messages)) {
+    throw invalid("result: expected the object compact() or compactSync() returned (it remembers the messages it covered; a copy or a JSON round trip does not)");
+  }
+  const current = isRequest(currentHistory) ? currentHistory.messages : currentHistory;
+  if (!Array.isArray(current)) {
+    throw invalid(`currentHistory: expected an array of messages or a request object with a "messages" array, got ${describe(currentHistory)}`);
+  }
+  const stale = (message) => new CompactionError("STALE_HISTORY", `${message}; compact the current history again`);
+  if (current.length < covered.length) {
+    throw stale(`the history has ${current.length} messages, fewer than the ${covered.length} the compaction covered: messages were removed since it started`);
+  }
+  for (let i = 0; i < covered.length; i++) {
+    if (current[i] !== covered[i] && JSON.stringify(current[i]) !== JSON.stringify(covered[i])) {
+      throw stale(`messages[${i}] changed since the compaction started`);
+    }
+  }
+  const appended = current.slice(covered.length);
+  const messages = [...result.messages, ...appended];
+  if (appended.length > 0) {
+    // Only the last group of the compacted history can be answered by what follows.
+    let from = result.messages.length;
+    while (from > 0 && !isPlainTurn(result.messages[from - 1])) from--;
+    from = Math.max(0, from - 1);
+    const seam = messages.slice(from);
+    call(raw.checkSeamTape, seam, { format: result.notice.format }, result.messages.length - from);
+  }
+  return isRequest(currentHistory) ? { ...currentHistory, messages } : messages;
+}
+
+/** Whether a message starts a turn (it is not a tool result of some format). */
+function isPlainTurn(m) {
+  if (m === null || typeof m !== "object") return true;
+  if (m.role === "tool" || m.role === "tool_result" || m.role === "notice") return false;
+  return !(Array.isArray(m.content) && m.content.some((b) => b?.type === "tool_result"));
 }
 
 /**

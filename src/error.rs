@@ -24,6 +24,10 @@ pub enum ErrorKind {
     EmptySummary,
     /// The caller aborted the operation.
     Aborted,
+    /// The history changed under a pending compaction in a way its result cannot
+    /// be spliced onto (messages it covered were edited or removed, or a tool
+    /// pair would be split at the seam).
+    StaleHistory,
 }
 
 impl ErrorKind {
@@ -38,6 +42,7 @@ impl ErrorKind {
             ErrorKind::LlmFailed => "LLM_FAILED",
             ErrorKind::EmptySummary => "EMPTY_SUMMARY",
             ErrorKind::Aborted => "ABORTED",
+            ErrorKind::StaleHistory => "STALE_HISTORY",
         }
     }
 }

@@ -313,6 +313,7 @@ fn finish<'a, N: Node<'a>>(
     let hint = o.show_settings_hint;
     Ok(Planned {
         notice: Notice {
+            format: doc.format,
             mode: done.mode,
             requested_mode: o.mode,
             text: notice::text(done.mode, usage, estimated, done.fallback.as_ref(), hint),
@@ -336,6 +337,24 @@ fn finish<'a, N: Node<'a>>(
             .chain(done.outcome.warnings)
             .collect(),
     })
+}
+
+/// Where a history breaks the pairing of tool calls and results from message
+/// `from` on: the first result there whose call is not in the group it follows
+/// (`Err(STALE_HISTORY)` naming it). Used to check the seam when messages that
+/// arrived during a compaction are appended to its result.
+pub fn check_seam<'a, N: Node<'a>>(input: N, config: &Configured, from: usize) -> Result<()> {
+    let doc = formats::open(input, config.options.format)?;
+    let views = doc.read()?;
+    match pairs::first_orphan(&views, from) {
+        None => Ok(()),
+        Some((i, id)) => Err(Error::new(
+            ErrorKind::StaleHistory,
+            format!(
+                "messages[{i}] answers tool call {id:?}, which the compacted history no longer holds: the tools of a call that was compacted away finished while the summary was written; compact the current history again"
+            ),
+        )),
+    }
 }
 
 /// Estimated tokens of a text (a JSON string) or of a whole history (array or

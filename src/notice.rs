@@ -2,6 +2,7 @@
 
 use serde::Serialize;
 
+use crate::formats::Format;
 use crate::options::Mode;
 use crate::summarizer::Usage;
 
@@ -25,6 +26,8 @@ pub struct Fallback {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Notice {
+    /// The format the input was read as (detected, or forced with `format`).
+    pub format: Format,
     /// The mode whose output this is.
     pub mode: Mode,
     /// The mode that was asked for.

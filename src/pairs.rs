@@ -11,6 +11,7 @@ use std::collections::HashSet;
 use crate::formats::ResultsPlacement;
 use crate::message::{Message, Role};
 use crate::plan::{Edit, Plan, Step, Synthetic};
+use crate::window::owners;
 
 /// The assistant whose calls are waiting for results.
 struct OpenGroup<'a> {
@@ -103,6 +104,20 @@ pub fn repair(
     }
     close(group, &mut out);
     out
+}
+
+/// The first tool result at or after message `from` whose call is not in the
+/// assistant message its group follows: its message index and id.
+pub(crate) fn first_orphan<'a>(views: &[Message<'a>], from: usize) -> Option<(usize, &'a str)> {
+    let owner = owners(views);
+    (from..views.len()).find_map(|i| {
+        let calls = owner[i].map_or(&[][..], |o| views[o].calls.as_slice());
+        views[i]
+            .results
+            .iter()
+            .find(|r| !calls.iter().any(|c| c.id == r.id))
+            .map(|r| (i, r.id))
+    })
 }
 
 /// Adds stubs for the calls of `group` that got no result.

@@ -96,6 +96,17 @@ impl Reply {
     }
 }
 
+/// Reads the replies so far from the JS layer's JSON array.
+pub fn replies_from_json(text: &str) -> Result<Vec<Reply>> {
+    let values: Vec<Value> = serde_json::from_str(text)
+        .map_err(|e| Error::input("replies", format!("not a JSON array: {e}")))?;
+    values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| Reply::from_json(v, i))
+        .collect()
+}
+
 /// What the library asks a summarizer for (SPEC §6, "The summarizer").
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -498,8 +498,9 @@ pub(crate) fn without_data_runs(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// A note for a data run, if `run` is one: all hex, or base64 with upper- and
-/// lower-case letters and digits (a long word or `xxxx…` is not data).
+/// A note for a data run, if `run` is one: all hex, or base64, whose upper-case
+/// letters, lower-case letters and digits each make up at least a twentieth of it
+/// (encoded bytes look random; a long identifier or `xxxx…` does not).
 fn run_note(run: &[u8]) -> Option<String> {
     if run.len() < DATA_RUN {
         return None;
@@ -507,8 +508,8 @@ fn run_note(run: &[u8]) -> Option<String> {
     if run.iter().all(u8::is_ascii_hexdigit) {
         return Some(format!("[hex data removed — {} chars]", run.len()));
     }
-    let has = |f: fn(&u8) -> bool| run.iter().any(f);
-    (has(u8::is_ascii_uppercase) && has(u8::is_ascii_lowercase) && has(u8::is_ascii_digit))
+    let share = |f: fn(&u8) -> bool| run.iter().filter(|b| f(b)).count() * 20 >= run.len();
+    (share(u8::is_ascii_uppercase) && share(u8::is_ascii_lowercase) && share(u8::is_ascii_digit))
         .then(|| format!("[base64 data removed — {} chars]", run.len()))
 }
 

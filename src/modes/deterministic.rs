@@ -7,6 +7,7 @@ use crate::facts::{gather, result_tool_name};
 use crate::message::{Message, Role};
 use crate::modes::{drop_empty, newest_summary, Outcome};
 use crate::plan::{Step, Synthetic};
+use crate::prompts::SUMMARY_PREAMBLE;
 use crate::prune::describe_call;
 use crate::text::{one_line, truncate, SUMMARY_PREFIX};
 use crate::window::{leading_system, owners};
@@ -70,10 +71,13 @@ pub fn plan(views: &[Message<'_>]) -> Result<Outcome> {
 }
 
 /// The highlight lines of an earlier summary (its timeline is dropped; nested
-/// previous/new sections are flattened so indentation never accumulates).
+/// previous/new sections are flattened so indentation never accumulates; the
+/// sections of an LLM summary become `- Section: line` bullets, `(none)` left out).
 fn prior_highlights(text: &str) -> Vec<String> {
-    let body = text.strip_prefix(SUMMARY_PREFIX).unwrap_or(text);
-    let body = body.strip_prefix(PREAMBLE).unwrap_or(body).trim();
+    let mut body = text.strip_prefix(SUMMARY_PREFIX).unwrap_or(text).trim();
+    for preamble in [PREAMBLE, SUMMARY_PREAMBLE] {
+        body = body.strip_prefix(preamble).unwrap_or(body).trim();
+    }
     let body = body.strip_suffix(DIRECTIVE).unwrap_or(body).trim();
     let body = match (body.find("<summary>"), body.rfind("</summary>")) {
         (Some(a), Some(b)) if a < b => &body[a + "<summary>".len()..b],
@@ -81,10 +85,20 @@ fn prior_highlights(text: &str) -> Vec<String> {
     };
     let mut out = Vec::new();
     let mut nested = false;
+    let mut section: Option<&str> = None;
     for line in body.lines() {
         let trimmed = line.trim_end();
         match trimmed.trim() {
-            "" | "Conversation summary:" | "Summary:" => continue,
+            "" | "Conversation summary:" | "Summary:" | "(none)" => continue,
+            t if t.starts_with('#') => {
+                section = Some(t.trim_start_matches('#').trim());
+                continue;
+            }
+            t if section.is_some() => {
+                let item = t.trim_start_matches(['-', '*', '•', ' ']);
+                out.push(format!("- {}: {item}", section.unwrap_or_default()));
+                continue;
+            }
             "- Key timeline:" => break,
             "- Previously compacted context:" | "- Newly compacted context:" => {
                 nested = true;

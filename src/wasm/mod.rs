@@ -92,6 +92,45 @@ pub fn compact_tape(
     )
 }
 
+/// One step of a compaction in any mode, given the summarizer's replies so far
+/// (a JSON array): `{ask: request}` (kept messages as input indices) or
+/// `{done: {plan, notice, summary?, warnings}}`. The JS layer awaits the
+/// summarizer between steps, so the await never holds wasm state.
+#[wasm_bindgen(js_name = compactStepTape)]
+pub fn compact_step_tape(
+    words: &[u32],
+    numbers: &[f64],
+    bytes: &[u8],
+    options: &str,
+    replies: &str,
+    count_tokens: Option<CountTokens>,
+) -> String {
+    with_history(
+        (words, numbers, bytes),
+        options,
+        count_tokens,
+        |root, c, counter| {
+            let replies = crate::summarizer::replies_from_json(replies)?;
+            crate::compact_step(root, c, counter, &replies)
+        },
+    )
+}
+
+/// Checks the seam of a compacted history and the messages appended since
+/// (`from` = where the appended ones start).
+#[wasm_bindgen(js_name = checkSeamTape)]
+pub fn check_seam_tape(
+    words: &[u32],
+    numbers: &[f64],
+    bytes: &[u8],
+    options: &str,
+    from: u32,
+) -> String {
+    with_history((words, numbers, bytes), options, None, |root, c, _| {
+        crate::check_seam(root, c, from as usize)
+    })
+}
+
 /// Estimated tokens of a text or a history, given as a value tape.
 #[wasm_bindgen(js_name = estimateTokensTape)]
 pub fn estimate_tokens_tape(
