@@ -425,6 +425,8 @@ function numbersOf(usage) {
   return out;
 }
 
+const LLM_MODES = new Set(["structured", "llm_replace", "llm-replace"]);
+
 /**
  * Compacts a history with any mode. The LLM modes (`structured`, `llm_replace`)
  * call `options.summarize(request)` and may take seconds; `options.signal` aborts
@@ -433,6 +435,9 @@ function numbersOf(usage) {
  */
 export async function compact(history, options) {
   const llm = llmOptions(options);
+  if (LLM_MODES.has(options?.mode) && llm.summarize === undefined) {
+    throw new CompactionError("SUMMARIZER_REQUIRED", `mode ${JSON.stringify(options.mode)} writes its summary with an LLM: pass a summarize function, e.g. compact(history, { mode: ${JSON.stringify(options.mode)}, summarize: async (request) => callYourModel(request) })`);
+  }
   if (llm.signal?.aborted) throw aborted(llm.signal);
   const job = new Job(history, options);
   const deadline = llm.timeoutMs === undefined ? undefined : Date.now() + llm.timeoutMs;
@@ -441,9 +446,6 @@ export async function compact(history, options) {
   for (;;) {
     const step = job.step(replies, failure);
     if (step.done) return resultOf(step.done, history, job.source);
-    if (llm.summarize === undefined) {
-      throw new CompactionError("SUMMARIZER_REQUIRED", `mode ${JSON.stringify(step.ask.mode)} writes its summary with an LLM: pass a summarize function, e.g. compact(history, { mode: ${JSON.stringify(step.ask.mode)}, summarize: async (request) => callYourModel(request) })`);
-    }
     const { reply, error } = await ask(llm.summarize, (signal) => job.request(step.ask, signal), llm, deadline);
     replies.push(reply);
     failure = error;

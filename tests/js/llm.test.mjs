@@ -1,0 +1,238 @@
+// The LLM modes through the built package (pkg/) in Node: every shape a summarizer
+// may return, failures, timeouts, abort, concurrency and rebase.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, readFileSync } from "node:fs";
+import { compact, compactSync, rebase, CompactionError } from "../../pkg/node.js";
+import { checkRules } from "./rules.mjs";
+
+const corpus = new URL("../../../shared/corpus/", import.meta.url);
+const sample = JSON.parse(readFileSync(new URL("../../examples/data/tau-bench-airline-3.json", import.meta.url), "utf8"));
+const HEADINGS = ["## Goal", "## Constraints & Preferences", "## Progress", "### Done", "### In Progress", "### Blocked", "## Key Decisions", "## Relevant Files", "## Next Steps", "## Critical Context"];
+
+/** A summary in the template whose Goal is `goal`. */
+function template(goal) {
+  return HEADINGS.map((h) => (h === "## Goal" ? `${h}\n${goal}` : h === "## Progress" ? h : `${h}\n(none)`)).join("\n");
+}
+
+const base = { mode: "structured", contextWindow: 8000 };
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const summaryOf = (r) => r.messages.find((m) => typeof m.content === "string" && m.content.startsWith("[Conversation Summary]"));
+
+test("every shape a summarizer may return gives the same structured result", async () => {
+  const text = template("book the flight — naïve café ✈️ 中文");
+  const bytes = new TextEncoder().encode(text);
+  const shapes = {
+    string: () => text,
+    promise: async () => text,
+    object: () => ({ text, usage: { inputTokens: 1234, outputTokens: 567 } }),
+    "object in a promise": async () => ({ text }),
+    "async iterable": async function* () {
+      for (let i = 0; i < text.length; i += 7) yield text.slice(i, i + 7);
+    },
+    "ReadableStream of strings": () => new ReadableStream({ start(c) { for (const part of text.split("\n")) c.enqueue(part + "\n"); c.close(); } }),
+    // bytes split inside multi-byte characters
+    "ReadableStream of bytes": () => new ReadableStream({ start(c) { for (let i = 0; i < bytes.length; i += 5) c.enqueue(bytes.slice(i, i + 5)); c.close(); } }),
+  };
+  const before = structuredClone(sample);
+  for (const [name, summarize] of Object.entries(shapes)) {
+    const r = await compact(sample, { ...base, summarize });
+    assert.deepEqual(sample, before, `${name}: input untouched`);
+    assert.equal(r.notice.mode, "structured", name);
+    assert.equal(r.summary, text.trim(), `${name}: the summary as returned`);
+    assert.ok(summaryOf(r).content.endsWith(text.trim()), name);
+    checkRules("openai", r.messages);
+    assert.deepEqual(r.messages.slice(0, 3), sample.slice(0, 3), `${name}: head verbatim`);
+    assert.equal(r.messages.at(-1), sample.at(-1), `${name}: the tail holds the caller's own objects`);
+    if (name === "object") assert.match(r.notice.text, /Used 1801 tokens \(1234 in \+ 567 out\)/);
+    else assert.equal(r.notice.usageEstimated, true, name);
+  }
+});
+
+test("the request: role-separated messages in the input's format, options passed through", async () => {
+  let seen;
+  const r = await compact(sample, { ...base, summaryModel: "gpt-4o-mini", maxSummaryTokens: 900, summarize: (req) => { seen = req; return template("x"); } });
+  assert.equal(seen.mode, "structured");
+  assert.equal(seen.model, "gpt-4o-mini");
+  assert.equal(seen.maxTokens, 900);
+  assert.ok(seen.signal instanceof AbortSignal && !seen.signal.aborted);
+  assert.deepEqual(seen.messages[0], { role: "system", content: seen.system });
+  assert.deepEqual(seen.messages.at(-1), { role: "user", content: seen.instruction });
+  for (const h of HEADINGS) assert.ok(seen.instruction.includes(`\n${h}\n`), h);
+  const middle = seen.messages.slice(1, -1);
+  assert.ok(middle.length > 5 && middle.every((m) => sample.includes(m) || m.role === "user"), "the caller's own message objects");
+  checkRules("openai", seen.messages);
+  assert.ok(r.notice.tokensAfter < r.notice.tokensBefore);
+});
+
+test("failures fall back to recency_preserving with the reason; llm_replace fails with the cause", async () => {
+  const boom = new Error("provider down");
+  const cases = {
+    "throws": [() => { throw boom; }, "LLM_FAILED", /provider down/, boom],
+    "rejects": [async () => { await sleep(1); throw boom; }, "LLM_FAILED", /provider down/, boom],
+    "returns a number": [() => 42, "LLM_FAILED", /returned a number/, TypeError],
+    "returns an object without text": [() => ({ summary: "x" }), "LLM_FAILED", /object without a text string/, TypeError],
+    "streams numbers": [async function* () { yield 1; }, "LLM_FAILED", /yielded a number/, TypeError],
+    "returns whitespace": [() => " \n ", "EMPTY_SUMMARY", /empty summary/, undefined],
+    "fails the check twice": [() => "## Goal\nonly this", "QUALITY_CHECK", /quality check twice/, undefined],
+    "never answers": [() => new Promise(() => {}), "TIMEOUT", /within 50 ms/, "TimeoutError"],
+  };
+  const before = structuredClone(sample);
+  for (const [name, [summarize, code, reason, cause]] of Object.entries(cases)) {
+    const r = await compact(sample, { ...base, summarize, timeoutMs: 50 });
+    assert.equal(r.notice.mode, "recency_preserving", name);
+    assert.equal(r.notice.requestedMode, "structured", name);
+    assert.equal(r.notice.fallback.code, code, name);
+    assert.match(r.notice.fallback.reason, reason, name);
+    assert.match(r.notice.text, /Structured summary unavailable/, name);
+    checkRules("openai", r.messages);
+    assert.deepEqual(sample, before, name);
+
+    const replace = compact(sample, { mode: "llm_replace", summarize, timeoutMs: 50 });
+    if (code === "QUALITY_CHECK") {
+      assert.equal((await replace).notice.mode, "llm_replace", "llm_replace has no template check");
+      continue;
+    }
+    await assert.rejects(replace, (e) => {
+      assert.ok(e instanceof CompactionError, name);
+      assert.equal(e.code, code === "EMPTY_SUMMARY" ? "EMPTY_SUMMARY" : "LLM_FAILED", name);
+      if (cause === boom) assert.equal(e.cause, boom, `${name}: the caller's own error is the cause`);
+      else if (cause === TypeError) assert.ok(e.cause instanceof TypeError, name);
+      else if (cause) assert.equal(e.cause?.name, cause, name);
+      return true;
+    });
+    assert.deepEqual(sample, before, name);
+  }
+});
+
+test("a timeout aborts the summarizer's signal; an abort rejects with ABORTED and never falls back", async () => {
+  let signal;
+  await compact(sample, { ...base, timeoutMs: 20, summarize: (req) => { signal = req.signal; return new Promise(() => {}); } });
+  assert.equal(signal.aborted, true, "the request's signal fires on timeout");
+  assert.equal(signal.reason.name, "TimeoutError");
+
+  const early = new AbortController();
+  early.abort(new Error("user left"));
+  let called = false;
+  await assert.rejects(compact(sample, { ...base, signal: early.signal, summarize: () => { called = true; return "x"; } }), (e) => e.code === "ABORTED" && e.cause.message === "user left");
+  assert.equal(called, false, "aborted before the call: no call");
+
+  const mid = new AbortController();
+  let cancelled = false;
+  const stream = new ReadableStream({
+    start(c) { c.enqueue("## Goal\n"); },
+    cancel() { cancelled = true; },
+  });
+  const pending = compact(sample, { ...base, signal: mid.signal, summarize: () => stream });
+  await sleep(20);
+  mid.abort();
+  await assert.rejects(pending, (e) => e instanceof CompactionError && e.code === "ABORTED");
+  await sleep(5);
+  assert.equal(cancelled, true, "the stream is cancelled");
+
+  const iterAbort = new AbortController();
+  let returned = false;
+  const iterable = {
+    [Symbol.asyncIterator]() {
+      return { next: () => new Promise(() => {}), return: () => { returned = true; return Promise.resolve({ done: true }); } };
+    },
+  };
+  const p = compact(sample, { mode: "llm_replace", signal: iterAbort.signal, summarize: () => iterable });
+  await sleep(10);
+  iterAbort.abort();
+  await assert.rejects(p, { code: "ABORTED" });
+  await sleep(5);
+  assert.equal(returned, true, "the iterator is closed");
+});
+
+test("options are checked: no summarizer, a summarizer that is not a function, a bad timeout or signal", async () => {
+  await assert.rejects(compact(sample, { mode: "structured" }), (e) => e.code === "SUMMARIZER_REQUIRED" && /summarize/.test(e.message));
+  await assert.rejects(compact(sample, { mode: "llm_replace", summarize: "gpt-4o" }), (e) => e.code === "INVALID_CONFIG" && /summarize: expected a function/.test(e.message));
+  await assert.rejects(compact(sample, { ...base, summarize: () => "x", timeoutMs: -1 }), { code: "INVALID_CONFIG" });
+  await assert.rejects(compact(sample, { ...base, summarize: () => "x", signal: {} }), { code: "INVALID_CONFIG" });
+  assert.throws(() => compactSync(sample, { mode: "structured", summarize: () => "x" }), (e) => e.code === "SUMMARIZER_REQUIRED" && /await compact\(/.test(e.message));
+  const r = await compact(sample, { mode: "recency_preserving", contextWindow: 8000 });
+  assert.equal(r.notice.mode, "recency_preserving", "offline modes work through compact too");
+});
+
+test("concurrent compactions do not share state, and compactSync meanwhile is unaffected", async () => {
+  const a = sample;
+  const b = existsSync(corpus) ? JSON.parse(readFileSync(new URL("swecontext-8c0be6e5.openai.json", corpus), "utf8")) : sample.slice(1);
+  const slow = (ms, goal) => async (req) => { await sleep(ms); return template(`${goal} ${req.messages.length}`); };
+  const sequential = [await compact(a, { ...base, summarize: slow(0, "A") }), await compact(b, { ...base, summarize: slow(0, "B") })];
+  const offline = compactSync(b, { mode: "recency_preserving", contextWindow: 8000 });
+  // A resolves last, B first.
+  const pa = compact(a, { ...base, summarize: slow(60, "A") });
+  const pb = compact(b, { ...base, summarize: slow(10, "B") });
+  await sleep(5);
+  const during = compactSync(b, { mode: "recency_preserving", contextWindow: 8000 });
+  const concurrent = await Promise.all([pa, pb]);
+  assert.equal(JSON.stringify(concurrent), JSON.stringify(sequential));
+  assert.equal(JSON.stringify(during), JSON.stringify(offline));
+});
+
+test("compaction covers the history as it was when it started; rebase splices what came since", async () => {
+  const history = sample.slice();
+  let release;
+  const gate = new Promise((r) => { release = r; });
+  const pending = compact(history, { ...base, summarize: async () => { await gate; return template("x"); } });
+  // The user keeps chatting while the summary is written (same array, pushed to).
+  history.push({ role: "user", content: "one more thing: also book a hotel" });
+  history.push({ role: "assistant", content: "Sure, which city?" });
+  release();
+  const r = await pending;
+  assert.equal(r.notice.messagesBefore, sample.length, "covers the messages present at the start");
+  const next = rebase(r, history);
+  assert.equal(next.length, r.messages.length + 2);
+  assert.equal(next.at(-1), history.at(-1), "appended messages are the caller's objects");
+  checkRules("openai", next);
+  // Equal content in new objects is fine; changes, removals and orphans are not.
+  assert.equal(rebase(r, structuredClone(history)).length, next.length);
+  const edited = history.slice();
+  edited[5] = { ...edited[5], content: "edited" };
+  assert.throws(() => rebase(r, edited), (e) => e.code === "STALE_HISTORY" && /messages\[5\] changed/.test(e.message));
+  assert.throws(() => rebase(r, history.slice(0, 3)), (e) => e.code === "STALE_HISTORY" && /fewer/.test(e.message));
+  assert.throws(() => rebase(JSON.parse(JSON.stringify(r)), history), { code: "INVALID_INPUT" });
+  // A request object comes back as a request.
+  const req = { model: "gpt-4o", messages: history };
+  assert.deepEqual(rebase(r, req).messages, next);
+  assert.equal(rebase(r, req).model, "gpt-4o");
+});
+
+test("rebase refuses to split a tool pair at the seam", async () => {
+  // The history ends while a tool runs; deterministic compacts the call away.
+  const h = [
+    { role: "user", content: "check the weather" },
+    { role: "assistant", content: null, tool_calls: [{ id: "w1", type: "function", function: { name: "weather", arguments: "{}" } }] },
+  ];
+  const r = compactSync(h, { mode: "deterministic" });
+  const later = [...h, { role: "tool", tool_call_id: "w1", content: "sunny" }];
+  assert.throws(() => rebase(r, later), (e) => e.code === "STALE_HISTORY" && /messages\[1\] answers tool call "w1"/.test(e.message));
+  // recency_preserving keeps the pending call in its tail, so the result attaches.
+  const long = [...sample, ...h];
+  const kept = compactSync(long, { mode: "recency_preserving", contextWindow: 8000 });
+  const next = rebase(kept, [...long, { role: "tool", tool_call_id: "w1", content: "sunny" }]);
+  checkRules("openai", next);
+});
+
+test("every format, with both LLM modes", { skip: !existsSync(corpus) && "../shared/corpus is not there" }, async () => {
+  for (const format of ["openai", "anthropic", "moltis"]) {
+    const input = JSON.parse(readFileSync(new URL(`swecontext-5558c6aa.${format}.json`, corpus), "utf8"));
+    const before = structuredClone(input);
+    for (const mode of ["structured", "llm_replace"]) {
+      let seen;
+      const r = await compact(input, { mode, contextWindow: 16000, summarize: (req) => { seen = req; return template("fix the bug"); } });
+      assert.deepEqual(input, before);
+      checkRules(format, r.messages);
+      checkRules(format === "anthropic" ? "anthropic" : "openai", seen.messages);
+      if (format === "anthropic") {
+        assert.ok(seen.messages.every((m) => m.role !== "system"));
+        assert.equal(r.request.system, input.system);
+      } else {
+        assert.equal(seen.messages[0].role, "system");
+      }
+      assert.equal(r.notice.format, format);
+      assert.equal(r.notice.mode, mode);
+    }
+  }
+});
