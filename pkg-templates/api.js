@@ -359,19 +359,22 @@ async function readSummary(value, stop) {
     if (next) {
       const decoder = new TextDecoder();
       let text = "";
+      let usage;
       try {
         for (;;) {
           const { done, value: chunk } = await Promise.race([next(), stop]);
           if (done) break;
           if (typeof chunk === "string") text += chunk;
-          else if (chunk instanceof Uint8Array || chunk instanceof ArrayBuffer || ArrayBuffer.isView(chunk)) text += decoder.decode(chunk, decoderOptions);
-          else throw new TypeError(`the summarizer's stream yielded ${describe(chunk).replace(" without a text string", "")}; expected strings or bytes`);
+          else if (chunk instanceof ArrayBuffer || ArrayBuffer.isView(chunk)) text += decoder.decode(chunk, decoderOptions);
+          // a `{usage}` chunk (at the end of a provider's stream) reports the tokens
+          else if (chunk !== null && typeof chunk === "object" && typeof chunk.usage === "object") usage = chunk.usage;
+          else throw new TypeError(`the summarizer's stream yielded ${describe(chunk).replace(" without a text string", "")}; expected strings, bytes or {usage}`);
         }
       } catch (e) {
         Promise.resolve().then(cancel).catch(() => {});
         throw e;
       }
-      return { text: text + decoder.decode() };
+      return { text: text + decoder.decode(), usage };
     }
   }
   throw new TypeError(`the summarizer returned ${describe(value)}; expected a string, {text, usage?}, an async iterable or a ReadableStream`);
