@@ -73,7 +73,7 @@ pub fn text(
     let usage = if total == 0 {
         format!(
             "No LLM tokens used ({} strategy)",
-            mode.label().to_lowercase()
+            mode.label_lowercase()
         )
     } else if estimated {
         format!("Used about {total} tokens ({input} in + {output} out, estimated)")
@@ -86,7 +86,7 @@ pub fn text(
             "\n{} summary unavailable ({}); used {} instead",
             f.from.label(),
             f.reason,
-            mode.label().to_lowercase()
+            mode.label_lowercase()
         ));
     }
     if hint {

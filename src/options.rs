@@ -46,6 +46,16 @@ impl Mode {
         }
     }
 
+    /// The label in lower case, for running text (`recency preserving`).
+    pub fn label_lowercase(self) -> &'static str {
+        match self {
+            Mode::Deterministic => "deterministic",
+            Mode::RecencyPreserving => "recency preserving",
+            Mode::Structured => "structured",
+            Mode::LlmReplace => "LLM replace",
+        }
+    }
+
     /// Parses a mode name, accepting Moltis's documented hyphenated aliases.
     pub fn from_name(name: &str) -> Option<Mode> {
         match name {
@@ -275,8 +285,7 @@ impl Entry {
                     f as u64
                 }
             }
-            Raw::Float(f) if f.abs() >= 1e15 => return Err(bad(format!("{f:e}"))),
-            Raw::Float(f) => return Err(bad(f.to_string())),
+            Raw::Float(f) => return Err(bad(number_text(f))),
             _ => return Err(self.wrong_type("a non-negative integer")),
         };
         if value > MAX {
@@ -294,6 +303,15 @@ impl Entry {
     }
 }
 
+/// A number as JSON writes it (`0.95`, `1e20`). serde_json's writer is already in
+/// the package; `f64`'s `Display` would add its own float formatting code (~10 KB).
+fn number_text(value: f64) -> String {
+    if value.fract() == 0.0 && value.abs() < 1e15 {
+        return (value as i64).to_string();
+    }
+    serde_json::Number::from_f64(value).map_or_else(|| "NaN".into(), |n| n.to_string())
+}
+
 fn clamp(entry: &Entry, value: f64, lo: f64, hi: f64, warnings: &mut Vec<Warning>) -> f64 {
     let used = value.clamp(lo, hi);
     if used != value {
@@ -305,8 +323,12 @@ fn clamp(entry: &Entry, value: f64, lo: f64, hi: f64, warnings: &mut Vec<Warning
         warnings.push(Warning {
             code: "CLAMPED",
             message: format!(
-                "{} = {value} is {side} of the range [{lo}, {hi}]; using {used}{}",
+                "{} = {} is {side} of the range [{}, {}]; using {}{}",
                 entry.name,
+                number_text(value),
+                number_text(lo),
+                number_text(hi),
+                number_text(used),
                 entry.here()
             ),
         });

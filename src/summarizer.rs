@@ -98,8 +98,11 @@ impl Reply {
 
 /// Reads the replies so far from the JS layer's JSON array.
 pub fn replies_from_json(text: &str) -> Result<Vec<Reply>> {
-    let values: Vec<Value> = serde_json::from_str(text)
-        .map_err(|e| Error::input("replies", format!("not a JSON array: {e}")))?;
+    let value: Value = serde_json::from_str(text)
+        .map_err(|e| Error::input("replies", format!("not JSON: {e}")))?;
+    let Value::Array(values) = value else {
+        return Err(Error::input("replies", "expected an array"));
+    };
     values
         .iter()
         .enumerate()

@@ -220,22 +220,24 @@ fn entry<'a>(
 }
 
 /// The largest cap `level ≥ floor` such that cutting every size above it to it
-/// saves at least `need`; `floor` when even that is not enough.
+/// saves at least `need`; `floor` when even that is not enough. (A binary search:
+/// the saving only grows as the cap falls.)
 fn level(sizes: &[u64], floor: u64, need: u64) -> u64 {
-    let mut sorted: Vec<u64> = sizes.iter().copied().filter(|s| *s > floor).collect();
-    sorted.sort_unstable_by(|a, b| b.cmp(a));
-    // With the k largest cut to `cap`, the saving is sum(k largest) - k × cap.
-    let mut sum = 0u64;
-    for (k, s) in sorted.iter().enumerate() {
-        sum += s;
-        let next = sorted.get(k + 1).copied().unwrap_or(floor).max(floor);
-        let count = k as u64 + 1;
-        if sum.saturating_sub(count * next) >= need {
-            // the cap lies between `next` and `s`
-            return ((sum - need) / count).clamp(next, *s);
+    let saving = |cap: u64| sizes.iter().map(|s| s.saturating_sub(cap)).sum::<u64>();
+    let (mut lo, mut hi) = (floor, sizes.iter().copied().max().unwrap_or(floor).max(floor));
+    if saving(lo) < need {
+        return floor;
+    }
+    // saving(lo) >= need; find the largest such cap
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if saving(mid) >= need {
+            lo = mid;
+        } else {
+            hi = mid - 1;
         }
     }
-    floor
+    lo
 }
 
 /// Shortens the pieces `pick` selects, largest first, until `entries` fit
