@@ -105,7 +105,7 @@ export type History<M extends Message = Message> = M[] | RequestWithMessages<M>;
 
 // ---- Summarizer (LLM modes) ------------------------------------------------------
 
-/** Token usage a summarizer may report; snake_case and OpenAI names are accepted too. */
+/** Token usage a summarizer may report; snake_case and OpenAI/Anthropic names are accepted too. */
 export interface SummarizerUsage {
   inputTokens?: number;
   outputTokens?: number;
@@ -115,33 +115,55 @@ export interface SummarizerUsage {
   completion_tokens?: number;
 }
 
-/** What the library asks a summarizer for (structured and llm_replace modes). */
+/**
+ * What the library asks a summarizer for (structured and llm_replace modes).
+ * `messages` is ready to send to the API your history is in: OpenAI and Moltis
+ * histories get OpenAI Chat messages with the system message first; Anthropic
+ * histories get Messages-API messages (tool_use/tool_result still paired) with
+ * `system` kept apart. The last message is the final instruction.
+ */
 export interface SummarizerRequest {
   /** The mode asking. */
   mode: "structured" | "llm_replace";
-  /** The system instruction to send. */
+  /** The system instruction (also the first message for OpenAI-like formats). */
   system: string;
-  /** The messages to summarize, role-separated, in the input's format. */
+  /** The conversation to summarize, role-separated, then the instruction. */
   messages: Message[];
-  /** The final user instruction. */
+  /** The final user instruction (the last of `messages`). */
   instruction: string;
-  /** The newest earlier summary, when re-compacting. */
+  /** The newest earlier summary, when re-compacting (also quoted in `instruction`). */
   previousSummary?: string;
-  /** `summaryModel` from the options. */
+  /** `summaryModel` from the options: the model to summarize with. */
   model?: string;
-  /** `maxSummaryTokens` from the options. */
+  /** `maxSummaryTokens` from the options: the answer's token limit. */
   maxTokens: number;
-  /** Aborts the call when the caller aborts. */
-  signal?: AbortSignal;
+  /** The request's input tokens by the library's count (it fits contextWindow − maxTokens). */
+  estimatedInputTokens: number;
+  /** 1, or 2 for the one retry after a summary failed the quality check. */
+  attempt: number;
+  /** Fires when the caller aborts or `timeoutMs` passes: hand it to fetch. */
+  signal: AbortSignal;
 }
+
+/** A piece of a streamed summary: text, UTF-8 bytes, or the usage (usually last). */
+export type SummaryChunk = string | Uint8Array | ArrayBuffer | { usage: SummarizerUsage };
 
 /** What a summarizer may return. */
 export type SummarizerResponse = string | { text: string; usage?: SummarizerUsage };
 
-/** A caller-supplied summarizer; the library never does network I/O itself. */
+/**
+ * A caller-supplied summarizer; the library never does network I/O itself. It may
+ * return a string or `{text, usage}` (or a promise of either), or stream the text
+ * as an async iterable or a ReadableStream (the pieces are concatenated).
+ */
 export type Summarizer = (
   request: SummarizerRequest,
-) => SummarizerResponse | Promise<SummarizerResponse> | AsyncIterable<string> | ReadableStream<string>;
+) =>
+  | SummarizerResponse
+  | Promise<SummarizerResponse>
+  | AsyncIterable<SummaryChunk>
+  | ReadableStream<string | Uint8Array>
+  | Promise<AsyncIterable<SummaryChunk> | ReadableStream<string | Uint8Array>>;
 
 // ---- Options ---------------------------------------------------------------------
 
@@ -181,11 +203,11 @@ export interface CompactionOptions {
   strict?: boolean;
   /** Your own exact token counter, used for every count instead of the built-in estimator. */
   countTokens?: (text: string) => number;
-  /** The summarizer for the LLM modes (structured, llm_replace; not available yet: SUMMARIZER_REQUIRED). */
+  /** The summarizer for the LLM modes (`structured`, `llm_replace`; with `compact` only). */
   summarize?: Summarizer;
-  /** Aborts an LLM-mode compaction. */
+  /** Aborts an LLM-mode compaction: `compact` rejects with ABORTED (never a fallback). */
   signal?: AbortSignal;
-  /** Time limit for the summarizer call, in ms. */
+  /** Time limit for all summarizer calls of one compaction together, in ms (default: none). On expiry structured falls back, llm_replace fails with LLM_FAILED. */
   timeoutMs?: number;
 
   /** snake_case spelling of `thresholdPercent`. */
@@ -236,29 +258,52 @@ export interface EffectiveOptions {
 
 // ---- Results -----------------------------------------------------------------------
 
-/** A non-fatal remark: a clamped value, an unknown key. */
+/** A non-fatal remark: a clamped value, an unknown key, a summarizer input that had to shrink. */
 export interface Warning {
-  code: "CLAMPED" | "UNKNOWN_OPTION" | "EMPTY_MESSAGE_DROPPED";
+  code:
+    | "CLAMPED"
+    | "UNKNOWN_OPTION"
+    | "EMPTY_MESSAGE_DROPPED"
+    | "LONE_SURROGATE_REPLACED"
+    | "SUMMARY_INPUT_SHRUNK"
+    | "SUMMARY_WINDOW_TOO_SMALL";
   message: string;
 }
 
-/** What a compaction did. */
+/** Why `structured` fell back to `recency_preserving`. */
+export interface Fallback {
+  /** The mode that was asked for. */
+  from: Mode;
+  /** Which failure: the summarizer threw, rejected or returned no text; it timed out; the summary was empty; it failed the quality check twice. */
+  code: "LLM_FAILED" | "TIMEOUT" | "EMPTY_SUMMARY" | "QUALITY_CHECK";
+  /** What went wrong, in words. */
+  reason: string;
+}
+
+/** What a compaction did. Show `text` to the person; never send the notice to the model. */
 export interface Notice {
+  /** The format the input was read as (detected, or forced with `format`). */
+  format: Format;
   /** The mode whose output this is. */
   mode: Mode;
   /** The mode that was asked for. */
   requestedMode: Mode;
-  /** Set when an LLM mode fell back to recency_preserving. */
-  fallback?: { from: Mode; reason: string };
+  /** Set when structured fell back to recency_preserving. */
+  fallback?: Fallback;
+  /** Messages of the input: the messages this result covers (what `rebase` relies on). */
   messagesBefore: number;
   messagesAfter: number;
   /** Estimated tokens of the input (system prompt included). */
   tokensBefore: number;
   /** Estimated tokens of the output. */
   tokensAfter: number;
+  /** Summarizer input tokens (0 for offline modes); retries add up. */
   compactionInputTokens: number;
+  /** Summarizer output tokens. */
   compactionOutputTokens: number;
   compactionTotalTokens: number;
+  /** Set when the summarizer reported no usage and the counts are estimates. */
+  usageEstimated?: true;
   /** The settings hint, when `showSettingsHint` is on. */
   settingsHint?: string;
   /** The human notice, e.g. "🧹 Conversation compacted\nMode: Recency preserving\n…". */
@@ -286,7 +331,8 @@ export type ErrorCode =
   | "SUMMARIZER_REQUIRED"
   | "LLM_FAILED"
   | "EMPTY_SUMMARY"
-  | "ABORTED";
+  | "ABORTED"
+  | "STALE_HISTORY";
 
 /** Every error the library throws. */
 export declare class CompactionError extends Error {
@@ -298,14 +344,33 @@ export declare class CompactionError extends Error {
 
 // ---- Functions ---------------------------------------------------------------------
 
-/** Compacts a message array with an offline mode. Never mutates the input. */
+/**
+ * Compacts a message array synchronously with an offline mode (`deterministic`,
+ * `recency_preserving`); the LLM modes need `compact`. Never mutates the input.
+ */
 export declare function compactSync<M extends Message>(history: M[], options?: CompactionOptions): CompactionResult<M>;
 /** Compacts a request object; `request` is the same object with only `messages` replaced. */
 export declare function compactSync<R extends RequestWithMessages>(history: R, options?: CompactionOptions): CompactionResult<R["messages"][number], R>;
 
-/** Like `compactSync`, as a promise. */
+/**
+ * Compacts with any mode. `structured` and `llm_replace` call `options.summarize`;
+ * `structured` falls back to `recency_preserving` when no usable summary comes back
+ * (see `notice.fallback`); `llm_replace` rejects with LLM_FAILED or EMPTY_SUMMARY;
+ * an abort through `options.signal` rejects with ABORTED. The result covers the
+ * messages the history held when the call started (see `rebase`).
+ */
 export declare function compact<M extends Message>(history: M[], options?: CompactionOptions): Promise<CompactionResult<M>>;
 export declare function compact<R extends RequestWithMessages>(history: R, options?: CompactionOptions): Promise<CompactionResult<R["messages"][number], R>>;
+
+/**
+ * The compacted history followed by the messages `currentHistory` gained since the
+ * compaction started (a summary takes seconds while the person keeps chatting).
+ * Throws STALE_HISTORY, changing nothing, when a message the compaction covered was
+ * edited or removed, or when an appended tool result answers a call that was
+ * compacted away. `result` must be the object `compact` or `compactSync` returned.
+ */
+export declare function rebase<M extends Message>(result: CompactionResult<M, unknown>, currentHistory: M[]): M[];
+export declare function rebase<R extends RequestWithMessages>(result: CompactionResult<R["messages"][number], unknown>, currentHistory: R): R;
 
 /**
  * For callers that already hold the history as JSON text: compacts it and returns the

@@ -68,7 +68,7 @@ function okLine(result, what) {
 }
 
 function brief(summary) {
-  return `deterministic ${summary.deterministic}, recency_preserving ${summary.recency_preserving}`;
+  return `deterministic ${summary.deterministic}, recency_preserving ${summary.recency_preserving}, structured ${summary.structured} (streamed, rebased)`;
 }
 
 let work;
@@ -434,7 +434,7 @@ async function main() {
         const limit = new Promise((_, fail) => {
           timer = setTimeout(() => fail(new Error(`timed out after ${RUNTIME_TIMEOUT_S} s`)), RUNTIME_TIMEOUT_S * 1000);
         });
-        const detail = await Promise.race([r.fn(), limit]).finally(() => clearTimeout(timer));
+        const detail = await Promise.race([Promise.resolve().then(r.fn), limit]).finally(() => clearTimeout(timer));
         passed++;
         console.log(`PASS  ${r.name} (${((Date.now() - t0) / 1000).toFixed(1)} s): ${detail}`);
       } catch (e) {

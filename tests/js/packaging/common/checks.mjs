@@ -18,7 +18,7 @@ const MODES = [
  * Returns a short summary; throws on the first failed check.
  */
 export async function runChecks(api, sample) {
-  for (const name of ["compactSync", "compact", "compactJsonString", "estimateTokens", "shouldCompact", "parseConfig", "CompactionError"]) {
+  for (const name of ["compactSync", "compact", "rebase", "compactJsonString", "estimateTokens", "shouldCompact", "parseConfig", "CompactionError"]) {
     assert(typeof api[name] === "function", `export ${name} is a function (got ${typeof api[name]})`);
   }
   const { compactSync, compact, estimateTokens, shouldCompact, parseConfig, CompactionError } = api;
@@ -64,6 +64,35 @@ export async function runChecks(api, sample) {
   assert(rr.notice.tokensAfter < rr.notice.tokensBefore, "request object: old tool output pruned");
   assert(request.messages === messages && messages.length === 15, "request object: input left unchanged");
   checkRules("anthropic", rr.messages);
+
+  // The LLM modes: an async summarizer that streams, a fallback, rebase.
+  const headings = ["## Goal", "## Constraints & Preferences", "## Progress", "### Done", "### In Progress", "### Blocked", "## Key Decisions", "## Relevant Files", "## Next Steps", "## Critical Context"];
+  const text = headings.map((h) => (h === "## Progress" ? h : `${h}\n(none)`)).join("\n");
+  let seen;
+  const streamed = async function* (req) {
+    seen = req;
+    await new Promise((r) => setTimeout(r, 1));
+    yield text.slice(0, 40);
+    yield new TextEncoder().encode(text.slice(40));
+    yield { usage: { prompt_tokens: 1234, completion_tokens: 567 } };
+  };
+  const growing = sample.slice();
+  const pending = compact(growing, { mode: "structured", contextWindow: 8000, summarize: streamed });
+  growing.push({ role: "user", content: "and one more thing" });
+  const structured = await pending;
+  assert(structured.notice.mode === "structured", `structured: notice.mode ${structured.notice.mode} (${structured.notice.fallback?.reason})`);
+  assert(structured.summary === text, "structured: the summary as streamed");
+  assert(structured.notice.text.includes("Used 1801 tokens (1234 in + 567 out)"), "structured: usage in the notice");
+  assert(seen.messages[0].role === "system" && typeof seen.signal?.aborted === "boolean", "structured: the request");
+  checkRules("openai", structured.messages);
+  const rebased = api.rebase(structured, growing);
+  assert(rebased.length === structured.messages.length + 1 && rebased.at(-1) === growing.at(-1), "rebase appends what came meanwhile");
+  const fellBack = await compact(sample, { mode: "structured", contextWindow: 8000, summarize: () => { throw new Error("down"); } });
+  assert(fellBack.notice.mode === "recency_preserving" && fellBack.notice.fallback.code === "LLM_FAILED", "structured falls back");
+  let failed;
+  await compact(sample, { mode: "llm_replace", summarize: () => "" }).catch((e) => { failed = e; });
+  assert(failed instanceof CompactionError && failed.code === "EMPTY_SUMMARY", "llm_replace: EMPTY_SUMMARY");
+  summary.structured = `${structured.notice.messagesBefore}→${structured.notice.messagesAfter} msgs`;
 
   // Bad input: a coded Error, then the same instance keeps working.
   let caught;

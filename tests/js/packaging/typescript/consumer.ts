@@ -6,6 +6,7 @@ import {
   estimateTokens,
   compactJsonString,
   parseConfig,
+  rebase,
   shouldCompact,
   CompactionError,
   type AnthropicRequest,
@@ -14,6 +15,9 @@ import {
   type ErrorCode,
   type Notice,
   type OpenAIMessage,
+  type Summarizer,
+  type SummarizerRequest,
+  type Warning,
 } from "chat-compaction";
 import { initialize, initializeSync, compactSync as compactSyncAfterInit, type WasmSource } from "chat-compaction/init";
 
@@ -54,13 +58,42 @@ async function asyncUse(): Promise<number> {
   return r.messages.length + r2.request.messages.length;
 }
 
+// The LLM modes: every summarizer shape, the request, the fallback, rebase.
+const summarize: Summarizer = async (req: SummarizerRequest) => {
+  const sent: number = req.messages.length + req.maxTokens + req.estimatedInputTokens + req.attempt;
+  const model: string | undefined = req.model;
+  const aborted: boolean = req.signal.aborted;
+  return { text: `${req.mode} ${req.system} ${req.instruction} ${req.previousSummary ?? ""} ${sent} ${model} ${aborted}`, usage: { prompt_tokens: 1, completion_tokens: 2 } };
+};
+const streaming: Summarizer = async function* () {
+  yield "## Goal";
+  yield new TextEncoder().encode("\n(none)");
+  yield { usage: { inputTokens: 3, outputTokens: 4 } };
+};
+const plain: Summarizer = () => "## Goal\n(none)";
+const viaStream: Summarizer = () => new ReadableStream<string>({ start(c) { c.enqueue("x"); c.close(); } });
+async function llmUse(signal: AbortSignal): Promise<OpenAIMessage[]> {
+  const r = await compact(history, { mode: "structured", summarize, signal, timeoutMs: 30000, summaryModel: "gpt-4o-mini", maxSummaryTokens: 1000 });
+  const fallback: "LLM_FAILED" | "TIMEOUT" | "EMPTY_SUMMARY" | "QUALITY_CHECK" | undefined = r.notice.fallback?.code;
+  const estimated: true | undefined = r.notice.usageEstimated;
+  void fallback;
+  void estimated;
+  await compact(request, { mode: "llm_replace", summarize: streaming });
+  await compact(history, { mode: "structured", summarize: plain });
+  await compact(history, { mode: "structured", summarize: viaStream });
+  const next: OpenAIMessage[] = rebase(r, [...history, { role: "user", content: "more" }]);
+  const nextRequest: AnthropicRequest = rebase(fromRequest, request);
+  void nextRequest;
+  return next;
+}
+
 const resultJson: string = compactJsonString(JSON.stringify(history), { mode: "recency_preserving" });
 console.log(resultJson.length);
 const tokens: number = estimateTokens(history) + estimateTokens("some text", { tokenizer: "cl100k" }) + estimateTokens(request);
 const due: boolean = shouldCompact(history, { contextWindow: 8000 }, "pending text");
 const config = parseConfig('[chat.compaction]\nmode = "deterministic"\n');
 const protectHead: number = config.options.protectHead;
-const warningCodes: Array<"CLAMPED" | "UNKNOWN_OPTION" | "EMPTY_MESSAGE_DROPPED"> = config.warnings.map((w) => w.code);
+const warningCodes: Array<Warning["code"]> = config.warnings.map((w) => w.code);
 
 try {
   compactSync([{ role: "user", content: "x" }]);
@@ -95,7 +128,11 @@ compactSync(history, { mode: "fast" });
 new CompactionError("NOPE", "x");
 // @ts-expect-error estimateTokens takes text or a history, not a number
 estimateTokens(42);
+// @ts-expect-error summarize must be a function
+compact(history, { mode: "structured", summarize: "gpt-4o" });
+// @ts-expect-error a summarizer returns text, not a number
+compact(history, { mode: "structured", summarize: () => 42 });
 // @ts-expect-error shouldCompact returns a boolean
 const notANumber: number = shouldCompact(history);
 
-export { firstRole, text, after, system, sameMessages, asyncUse, tokens, due, protectHead, warningCodes, isError, manualInit, notANumber };
+export { firstRole, text, after, system, sameMessages, asyncUse, llmUse, tokens, due, protectHead, warningCodes, isError, manualInit, notANumber };
