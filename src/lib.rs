@@ -227,9 +227,7 @@ pub fn compact_step<'a, N: Node<'a>>(
     };
     let turn = match o.mode {
         Mode::Deterministic => Turn::Done(offline(modes::deterministic::plan(&views)?)),
-        Mode::RecencyPreserving => {
-            Turn::Done(offline(modes::recency::plan(&views, o, placement)?))
-        }
+        Mode::RecencyPreserving => Turn::Done(offline(modes::recency::plan(&views, o, placement)?)),
         Mode::Structured => modes::structured::step(&views, o, placement, counter, replies)?,
         Mode::LlmReplace => modes::llm_replace::step(&views, o, placement, counter, replies)?,
     };
@@ -245,8 +243,9 @@ pub fn compact_step<'a, N: Node<'a>>(
             estimated_input_tokens: ask.tokens,
             attempt: ask.attempt,
         })),
-        Turn::Done(done) => finish(&doc, &views, config, counter, done, replies)
-            .map(summarizer::Step::Done),
+        Turn::Done(done) => {
+            finish(&doc, &views, config, counter, done, replies).map(summarizer::Step::Done)
+        }
     }
 }
 

@@ -71,10 +71,7 @@ pub fn text(
     let (input, output) = (usage.input_tokens, usage.output_tokens);
     let total = input + output;
     let usage = if total == 0 {
-        format!(
-            "No LLM tokens used ({} strategy)",
-            mode.label_lowercase()
-        )
+        format!("No LLM tokens used ({} strategy)", mode.label_lowercase())
     } else if estimated {
         format!("Used about {total} tokens ({input} in + {output} out, estimated)")
     } else {
@@ -111,9 +108,12 @@ mod tests {
             input_tokens: 1234,
             output_tokens: 567,
         };
-        assert!(text(Mode::Structured, used, false, None, true)
-            .contains("Mode: Structured\nUsed 1801 tokens (1234 in + 567 out)\nChange chat.compaction.mode"));
-        assert!(!text(Mode::Deterministic, none, false, None, false).contains("chat.compaction.mode"));
+        assert!(text(Mode::Structured, used, false, None, true).contains(
+            "Mode: Structured\nUsed 1801 tokens (1234 in + 567 out)\nChange chat.compaction.mode"
+        ));
+        assert!(
+            !text(Mode::Deterministic, none, false, None, false).contains("chat.compaction.mode")
+        );
         let fallback = Fallback {
             from: Mode::Structured,
             code: "TIMEOUT",

@@ -115,7 +115,11 @@ mod tests {
         let again = instruction(Mode::Structured, Some("## Goal\nold goal"), &[]);
         assert!(again.contains("PREVIOUS SUMMARY:\n## Goal\nold goal\n"));
         assert!(again.contains("move items from In Progress to Done"));
-        let retry = instruction(Mode::Structured, None, &["missing heading \"## Goal\"".into()]);
+        let retry = instruction(
+            Mode::Structured,
+            None,
+            &["missing heading \"## Goal\"".into()],
+        );
         assert!(retry.ends_with("fix all of that."));
         assert!(retry.contains("missing heading \"## Goal\""));
     }

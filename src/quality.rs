@@ -72,7 +72,9 @@ fn longest_ordered_chain(found: &[Option<usize>]) -> Vec<bool> {
         }
     }
     let mut chain = vec![false; n];
-    let mut at = (0..n).filter(|h| best[*h] > 0).max_by_key(|h| (best[*h], *h));
+    let mut at = (0..n)
+        .filter(|h| best[*h] > 0)
+        .max_by_key(|h| (best[*h], *h));
     while let Some(h) = at {
         chain[h] = true;
         at = from[h];

@@ -80,7 +80,9 @@ impl Reply {
     pub fn from_json(v: &Value, at: usize) -> Result<Reply> {
         let bad = |what: &str| Error::input(format!("replies[{at}]"), what.to_string());
         if let Some(text) = v.get("text") {
-            let text = text.as_str().ok_or_else(|| bad("text: expected a string"))?;
+            let text = text
+                .as_str()
+                .ok_or_else(|| bad("text: expected a string"))?;
             return Ok(Reply::Summary {
                 text: text.to_string(),
                 usage: v.get("usage").and_then(Usage::from_json),
@@ -89,9 +91,17 @@ impl Reply {
         let failure = match v.get("failed").and_then(Value::as_str) {
             Some("timeout") => Failure::TimedOut,
             Some("error") => Failure::Failed,
-            _ => return Err(bad("expected {text} or {failed: \"error\" | \"timeout\", reason}")),
+            _ => {
+                return Err(bad(
+                    "expected {text} or {failed: \"error\" | \"timeout\", reason}",
+                ))
+            }
         };
-        let reason = v.get("reason").and_then(Value::as_str).unwrap_or("").to_string();
+        let reason = v
+            .get("reason")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_string();
         Ok(Reply::Failed { failure, reason })
     }
 }

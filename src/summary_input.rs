@@ -224,7 +224,10 @@ fn entry<'a>(
 /// the saving only grows as the cap falls.)
 fn level(sizes: &[u64], floor: u64, need: u64) -> u64 {
     let saving = |cap: u64| sizes.iter().map(|s| s.saturating_sub(cap)).sum::<u64>();
-    let (mut lo, mut hi) = (floor, sizes.iter().copied().max().unwrap_or(floor).max(floor));
+    let (mut lo, mut hi) = (
+        floor,
+        sizes.iter().copied().max().unwrap_or(floor).max(floor),
+    );
     if saving(lo) < need {
         return floor;
     }

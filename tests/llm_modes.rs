@@ -222,7 +222,12 @@ fn seed_structured_falls_back_to_recency_on_an_error_or_an_empty_summary() {
             "TIMEOUT",
         ),
     ] {
-        let (out, _) = drive(&input, seed_options("structured"), &MoltisCount, vec![reply]);
+        let (out, _) = drive(
+            &input,
+            seed_options("structured"),
+            &MoltisCount,
+            vec![reply],
+        );
         let out = out.expect("falls back, never TOO_SMALL_TO_COMPACT");
         let m = out["messages"].as_array().unwrap();
         assert_eq!(m.len(), 5, "{code}");
@@ -285,14 +290,21 @@ fn seed_the_summary_input_caps_tool_outputs_at_max_tool_result_bytes_not_the_pru
         let reply = summary(&template("x"), None);
         let (_, asked) = drive(&input, seed_options(mode), &MoltisCount, vec![reply]);
         assert!(
-            asked[0]["messages"].to_string().contains("NEEDLE-after-240-bytes"),
+            asked[0]["messages"]
+                .to_string()
+                .contains("NEEDLE-after-240-bytes"),
             "{mode}"
         );
     }
     // With a cap of 100 bytes the output is cut in its middle, both ends kept.
     let mut opts = seed_options("structured");
     opts["maxToolResultBytes"] = json!(100);
-    let (_, asked) = drive(&input, opts, &MoltisCount, vec![summary(&template("x"), None)]);
+    let (_, asked) = drive(
+        &input,
+        opts,
+        &MoltisCount,
+        vec![summary(&template("x"), None)],
+    );
     let sent = asked[0]["messages"]
         .as_array()
         .unwrap()
@@ -322,8 +334,12 @@ fn seed_llm_replace_turns_the_history_into_one_summary() {
     assert!(!script.seen[0].instruction.contains("## Goal"));
     // System messages survive llm_replace.
     let with_system = json!([{"role": "system", "content": "be brief"}, {"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}]);
-    let r = run(&with_system, json!({"mode": "llm_replace"}), &mut Script::new([ok("s")]))
-        .expect("compacts");
+    let r = run(
+        &with_system,
+        json!({"mode": "llm_replace"}),
+        &mut Script::new([ok("s")]),
+    )
+    .expect("compacts");
     assert_eq!(r.messages.len(), 2);
     assert_eq!(r.messages[0], with_system[0]);
 }
@@ -337,7 +353,12 @@ fn seed_usage_reaches_the_notice_with_or_without_the_hint() {
     for hint in [true, false] {
         let mut opts = seed_options("structured");
         opts["showSettingsHint"] = json!(hint);
-        let (out, _) = drive(&ten(), opts, &MoltisCount, vec![summary(&template("x"), usage)]);
+        let (out, _) = drive(
+            &ten(),
+            opts,
+            &MoltisCount,
+            vec![summary(&template("x"), usage)],
+        );
         let out = out.expect("compacts");
         let text = out["notice"]["text"].as_str().unwrap();
         assert!(text.contains("Mode: Structured"));
@@ -357,8 +378,20 @@ fn a_summary_that_fails_the_check_is_retried_once_with_the_reasons() {
         seed_options("structured"),
         &MoltisCount,
         vec![
-            summary(bad, Some(Usage { input_tokens: 100, output_tokens: 10 })),
-            summary(&good, Some(Usage { input_tokens: 120, output_tokens: 50 })),
+            summary(
+                bad,
+                Some(Usage {
+                    input_tokens: 100,
+                    output_tokens: 10,
+                }),
+            ),
+            summary(
+                &good,
+                Some(Usage {
+                    input_tokens: 120,
+                    output_tokens: 50,
+                }),
+            ),
         ],
     );
     let out = out.expect("compacts");
@@ -368,7 +401,10 @@ fn a_summary_that_fails_the_check_is_retried_once_with_the_reasons() {
     assert!(retry.contains("heading \"## Constraints & Preferences\" is missing"));
     assert_eq!(out["notice"]["mode"], "structured");
     assert_eq!(out["summary"], good.as_str());
-    assert_eq!(out["notice"]["compactionInputTokens"], 220, "retries add up");
+    assert_eq!(
+        out["notice"]["compactionInputTokens"], 220,
+        "retries add up"
+    );
     assert_eq!(out["notice"]["compactionOutputTokens"], 60);
 
     // Failing twice falls back, saying why.
@@ -390,8 +426,17 @@ fn a_summary_that_fails_the_check_is_retried_once_with_the_reasons() {
 
 #[test]
 fn the_summary_is_kept_exactly_as_returned() {
-    let text = format!("{}\n\n{}", template("keep **this** order"), "Extra notes\n- b\n- a\n# z");
-    let (out, _) = drive(&ten(), seed_options("structured"), &MoltisCount, vec![summary(&format!("\n {text} \n"), None)]);
+    let text = format!(
+        "{}\n\n{}",
+        template("keep **this** order"),
+        "Extra notes\n- b\n- a\n# z"
+    );
+    let (out, _) = drive(
+        &ten(),
+        seed_options("structured"),
+        &MoltisCount,
+        vec![summary(&format!("\n {text} \n"), None)],
+    );
     let out = out.expect("compacts");
     let body = content(&out["messages"][2]);
     assert!(body.ends_with(&text), "never reordered or cut");
@@ -413,7 +458,12 @@ fn llm_replace_failures_are_errors_and_never_fall_back() {
     let e = out.expect_err("an error");
     assert_eq!(e.kind(), ErrorKind::LlmFailed);
     assert!(e.message().contains("boom") && e.message().contains("not changed"));
-    let (out, _) = drive(&input, json!({"mode": "llm_replace"}), &MoltisCount, vec![summary(" ", None)]);
+    let (out, _) = drive(
+        &input,
+        json!({"mode": "llm_replace"}),
+        &MoltisCount,
+        vec![summary(" ", None)],
+    );
     assert_eq!(out.expect_err("an error").kind(), ErrorKind::EmptySummary);
     let (out, _) = drive(
         &input,
@@ -484,9 +534,14 @@ fn anthropic_summary_requests_are_valid_messages_requests() {
     .expect("compacts");
     let req = &script.seen[0];
     assert!(req.messages.iter().all(|m| m["role"] != "system"));
-    assert_eq!(req.messages[0]["role"], "user", "a user message opens the request");
+    assert_eq!(
+        req.messages[0]["role"], "user",
+        "a user message opens the request"
+    );
     rules::check("anthropic", &req.messages).expect("valid Anthropic request");
-    assert!(!serde_json::to_string(&req.messages).unwrap().contains("thinking"));
+    assert!(!serde_json::to_string(&req.messages)
+        .unwrap()
+        .contains("thinking"));
     rules::check("anthropic", &r.messages).expect("valid output");
     assert_eq!(r.request.as_ref().unwrap()["system"], "You are a coder.");
 }
@@ -511,9 +566,17 @@ fn moltis_summary_requests_are_plain_openai_messages() {
     )
     .expect("compacts");
     let sent = &script.seen[0].messages;
-    let tool = sent.iter().find(|m| m["role"] == "tool").expect("a tool message");
-    assert_eq!(*tool, json!({"role": "tool", "tool_call_id": "c1", "content": "Error: denied"}));
-    assert!(sent.iter().all(|m| m.get("created_at").is_none() && m["role"] != "notice"));
+    let tool = sent
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .expect("a tool message");
+    assert_eq!(
+        *tool,
+        json!({"role": "tool", "tool_call_id": "c1", "content": "Error: denied"})
+    );
+    assert!(sent
+        .iter()
+        .all(|m| m.get("created_at").is_none() && m["role"] != "notice"));
     rules::check("openai", sent).expect("valid OpenAI request");
 }
 
@@ -531,7 +594,10 @@ fn request_tokens(format: &str, req: &SummaryRequest<Value>) -> u64 {
 #[test]
 fn a_500k_token_history_gives_a_request_within_the_window() {
     // 1,200 tool rounds of ~1.7 KB each, plus a few huge outputs and one huge user text.
-    let mut m = vec![json!({"role": "system", "content": "agent"}), json!({"role": "user", "content": "build it"})];
+    let mut m = vec![
+        json!({"role": "system", "content": "agent"}),
+        json!({"role": "user", "content": "build it"}),
+    ];
     for k in 0..1200 {
         let big = if k % 200 == 7 { 400_000 } else { 1_600 };
         m.push(json!({"role": "assistant", "content": format!("step {k}: reading src/mod{k}.rs"), "tool_calls": [{"id": format!("c{k}"), "type": "function", "function": {"name": "read", "arguments": format!("{{\"path\":\"src/mod{k}.rs\"}}")}}]}));
@@ -550,9 +616,15 @@ fn a_500k_token_history_gives_a_request_within_the_window() {
             let req = &script.seen[0];
             let sent = request_tokens("openai", req);
             assert!(sent + max <= window, "{mode} at {window}: {sent} + {max}");
-            assert!(sent > window / 2, "{mode} at {window}: the room is used ({sent})");
+            assert!(
+                sent > window / 2,
+                "{mode} at {window}: the room is used ({sent})"
+            );
             let text = serde_json::to_string(&req.messages).unwrap();
-            assert!(text.contains("messages left out here"), "sampled with gap markers");
+            assert!(
+                text.contains("messages left out here"),
+                "sampled with gap markers"
+            );
             assert!(r.warnings.iter().any(|w| w.code == "SUMMARY_INPUT_SHRUNK"));
             rules::check("openai", &req.messages).expect("valid request");
             let newest = if mode == "llm_replace" {
@@ -560,7 +632,10 @@ fn a_500k_token_history_gives_a_request_within_the_window() {
             } else {
                 serde_json::to_string(&r.messages).unwrap() // it stays in the tail
             };
-            assert!(newest.contains("now ship it"), "{mode} {window}: the newest request is kept");
+            assert!(
+                newest.contains("now ship it"),
+                "{mode} {window}: the newest request is kept"
+            );
         }
     }
 }
@@ -576,18 +651,29 @@ fn data_uris_and_long_hex_or_base64_runs_are_replaced_by_a_note() {
     let mut input = ten();
     input[3] = json!({"role": "assistant", "content": "", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "shot", "arguments": "{}"}}]});
     input[4] = json!({"role": "tool", "tool_call_id": "c1", "content": output});
-    let (_, asked) = drive(&input, seed_options("structured"), &MoltisCount, vec![summary(&template("x"), None)]);
+    let (_, asked) = drive(
+        &input,
+        seed_options("structured"),
+        &MoltisCount,
+        vec![summary(&template("x"), None)],
+    );
     let sent = asked[0]["messages"].to_string();
     assert!(sent.contains("screenshot: [image/png data removed — 1200 bytes]"));
     assert!(sent.contains("digest [hex data removed — 300 chars]"));
     assert!(sent.contains("token [base64 data removed — 1200 chars]"));
     assert!(sent.contains("sha 9f86d081884c7d65"), "short hashes stay");
-    assert!(sent.contains(&"x".repeat(300)), "a long plain run is not data");
+    assert!(
+        sent.contains(&"x".repeat(300)),
+        "a long plain run is not data"
+    );
 }
 
 #[test]
 fn iterative_compaction_replaces_the_previous_summary_in_every_mode_pair() {
-    let Some(conv) = corpus::swecontext().into_iter().find(|c| c.name.ends_with("c1f62324.openai.json")) else {
+    let Some(conv) = corpus::swecontext()
+        .into_iter()
+        .find(|c| c.name.ends_with("c1f62324.openai.json"))
+    else {
         eprintln!("skipped: ../shared/corpus is not there");
         return;
     };
@@ -613,20 +699,34 @@ fn iterative_compaction_replaces_the_previous_summary_in_every_mode_pair() {
         grown.extend(later.iter().cloned());
         let (r2, s2) = compact_with(to, &Value::Array(grown), "SECOND-ROUND-GOAL");
         let text = serde_json::to_string(&r2.messages).unwrap();
-        assert_eq!(text.matches("[Conversation Summary]").count(), 1, "{from}→{to}: one summary");
+        assert_eq!(
+            text.matches("[Conversation Summary]").count(),
+            1,
+            "{from}→{to}: one summary"
+        );
         rules::check("openai", &r2.messages).unwrap_or_else(|e| panic!("{from}→{to}: {e}"));
         match to {
             "structured" => {
                 let prev = s2.seen[0].previous_summary.as_deref().unwrap_or("");
-                let expected = if from == "deterministic" { "Scope:" } else { "FIRST-ROUND-GOAL" };
-                assert!(prev.contains(expected), "{from}→{to}: previousSummary {prev:.200}");
+                let expected = if from == "deterministic" {
+                    "Scope:"
+                } else {
+                    "FIRST-ROUND-GOAL"
+                };
+                assert!(
+                    prev.contains(expected),
+                    "{from}→{to}: previousSummary {prev:.200}"
+                );
                 assert!(text.contains("SECOND-ROUND-GOAL") && !text.contains("FIRST-ROUND-GOAL"));
             }
             "deterministic" => assert!(
                 text.contains("Previously compacted context") && text.contains("FIRST-ROUND-GOAL"),
                 "{from}→{to}: {text:.3000}"
             ),
-            _ => assert!(text.contains("FIRST-ROUND-GOAL"), "recency keeps the summary verbatim"),
+            _ => assert!(
+                text.contains("FIRST-ROUND-GOAL"),
+                "recency keeps the summary verbatim"
+            ),
         }
     }
 }
@@ -638,14 +738,21 @@ impl Summarizer for Snowball {
     async fn summarize(&mut self, req: &SummaryRequest<Value>) -> Answer {
         self.0.push(req.clone());
         let prev = req.previous_summary.clone().unwrap_or_default();
-        let done = format!("{prev}\n- round {} work ({} messages seen)", self.0.len(), req.messages.len());
+        let done = format!(
+            "{prev}\n- round {} work ({} messages seen)",
+            self.0.len(),
+            req.messages.len()
+        );
         Ok((template(&done), None))
     }
 }
 
 #[test]
 fn ten_rounds_of_structured_compaction_never_snowball() {
-    let Some(conv) = corpus::swecontext().into_iter().find(|c| c.name.ends_with("c1f62324.openai.json")) else {
+    let Some(conv) = corpus::swecontext()
+        .into_iter()
+        .find(|c| c.name.ends_with("c1f62324.openai.json"))
+    else {
         eprintln!("skipped: ../shared/corpus is not there");
         return;
     };
@@ -658,12 +765,19 @@ fn ten_rounds_of_structured_compaction_never_snowball() {
     for round in 0..10 {
         let mut s = Snowball(Vec::new());
         let input = Value::Array(history.clone());
-        let r = block_on(compact_with_summarizer(&input, &config(opts.clone()), &mut s))
-            .expect("compacts");
+        let r = block_on(compact_with_summarizer(
+            &input,
+            &config(opts.clone()),
+            &mut s,
+        ))
+        .expect("compacts");
         for req in &s.0 {
             if let Some(p) = &req.previous_summary {
                 let t = estimate_tokens(&json!(p), &c).unwrap();
-                assert!(t <= 2 * max + 20, "round {round}: previous summary bounded ({t})");
+                assert!(
+                    t <= 2 * max + 20,
+                    "round {round}: previous summary bounded ({t})"
+                );
             }
         }
         if let Some(s) = &r.summary {
@@ -671,7 +785,10 @@ fn ten_rounds_of_structured_compaction_never_snowball() {
             assert!(t <= 2 * max, "round {round}: summary {t} tokens");
         }
         let text = serde_json::to_string(&r.messages).unwrap();
-        assert!(text.matches("[Conversation Summary]").count() <= 1, "round {round}");
+        assert!(
+            text.matches("[Conversation Summary]").count() <= 1,
+            "round {round}"
+        );
         history = r.messages;
         let next = (cursor + 16).min(all.len());
         history.extend(all[cursor..next].iter().cloned());
@@ -701,12 +818,22 @@ fn corpus_sessions_compact_in_every_format_with_both_llm_modes() {
                 assert_eq!(input, before, "input untouched");
                 rules::check(conv.format, &r.messages)
                     .unwrap_or_else(|e| panic!("{} {mode} {window}: output {e}", conv.name));
-                let Some(req) = script.seen.first() else { continue };
+                let Some(req) = script.seen.first() else {
+                    continue;
+                };
                 rules::check(conv.format, &req.messages)
                     .unwrap_or_else(|e| panic!("{} {mode} {window}: request {e}", conv.name));
-                let format = if conv.format == "anthropic" { "anthropic" } else { "openai" };
+                let format = if conv.format == "anthropic" {
+                    "anthropic"
+                } else {
+                    "openai"
+                };
                 let sent = request_tokens(format, req);
-                assert!(sent + 1000 <= window.max(2000 + 1000), "{} {mode} {window}: {sent}", conv.name);
+                assert!(
+                    sent + 1000 <= window.max(2000 + 1000),
+                    "{} {mode} {window}: {sent}",
+                    conv.name
+                );
                 assert_eq!(r.notice.mode.key(), mode);
                 if mode == "llm_replace" {
                     assert!(r.messages.len() <= 2);

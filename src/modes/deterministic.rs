@@ -34,7 +34,9 @@ pub fn plan(views: &[Message<'_>]) -> Result<Outcome> {
     // The newest earlier summary (from any mode) is merged, never repeated.
     let prior_at = newest_summary(views, lead);
     let prior = prior_at.and_then(|i| views[i].texts.first().map(|t| prior_highlights(t)));
-    let picked: Vec<usize> = (lead..views.len()).filter(|i| Some(*i) != prior_at).collect();
+    let picked: Vec<usize> = (lead..views.len())
+        .filter(|i| Some(*i) != prior_at)
+        .collect();
     let (highlights, timeline) = summarize(views, &picked);
     let mut lines = vec!["Conversation summary:".to_string()];
     match prior {

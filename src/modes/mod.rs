@@ -8,9 +8,9 @@ pub mod recency;
 pub(crate) mod structured;
 
 use crate::message::{Message, Role};
-use crate::text::SUMMARY_PREFIX;
 use crate::options::Warning;
 use crate::plan::{Plan, Step};
+use crate::text::SUMMARY_PREFIX;
 
 /// What a mode decided.
 #[derive(Debug, Clone, PartialEq)]

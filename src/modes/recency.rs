@@ -32,7 +32,9 @@ pub fn plan(
         .into_iter()
         .collect();
     let marker = Synthetic::Marker(marker(views, &w, &carried, options));
-    Ok(splice(views, &w, options, placement, marker, None, &carried))
+    Ok(splice(
+        views, &w, options, placement, marker, None, &carried,
+    ))
 }
 
 /// Head + `carried` (messages of the middle kept verbatim) + `middle` (the marker,
@@ -76,7 +78,12 @@ fn prune_in_place(
     let n = views.len();
     let fits = align_back(views, suffix_within(views, 0, options.tail_budget(), 0), 0);
     let spec = n.saturating_sub(options.protect_tail_min.saturating_mul(3));
-    let (steps, pruned) = prune((0..n).map(Step::keep).collect(), 0..fits.max(spec), views, options);
+    let (steps, pruned) = prune(
+        (0..n).map(Step::keep).collect(),
+        0..fits.max(spec),
+        views,
+        options,
+    );
     if pruned == 0 {
         return Err(Error::new(
             ErrorKind::TooSmallToCompact,

@@ -135,3 +135,9 @@ test("countTokens replaces the estimator everywhere; its failures surface with c
   assert.throws(() => estimateTokens(text, { countTokens: 3 }), { code: "INVALID_CONFIG" });
   assert.equal(compactSync(sample).messages.length, 2, "still works afterwards");
 });
+
+test("the README shows examples/summarizers.mjs as it is", () => {
+  const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+  const file = readFileSync(new URL("../../examples/summarizers.mjs", import.meta.url), "utf8");
+  assert.ok(readme.includes("```js\n" + file.trimEnd() + "\n```"), "README's summarizers block differs from examples/summarizers.mjs");
+});
