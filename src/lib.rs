@@ -24,29 +24,23 @@
 //! renders the plan, copying kept messages verbatim.
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
-pub mod bound;
-pub mod error;
-pub mod facts;
-pub mod formats;
-pub mod json;
-pub mod message;
-pub mod modes;
-pub mod notice;
+mod error;
+mod formats;
+mod json;
+mod message;
+mod modes;
+mod notice;
 pub mod options;
-pub mod pairs;
-pub mod plan;
-mod prompts;
-pub mod prune;
-mod quality;
+mod plan;
 pub mod summarizer;
-mod summary_input;
-pub mod tape;
-pub mod text;
+mod summary;
+mod tape;
+mod text;
 pub mod tokens;
-pub mod toml_lite;
-pub mod trigger;
-pub mod window;
+mod toml_lite;
+mod trigger;
 
 #[cfg(target_arch = "wasm32")]
 mod wasm;
@@ -55,14 +49,17 @@ use serde::Serialize;
 use serde_json::Value;
 
 pub use error::{Error, ErrorKind, Result};
-pub use options::{Configured, Mode, Options, Warning};
+pub use options::{Mode, Options, ParsedOptions, Warning};
 
-use formats::{Document, Output, Stamp};
+pub use formats::{Format, OutputMessage};
+pub use notice::{Fallback, Notice};
+pub use trigger::Trigger;
+
+use formats::{Document, Stamp};
 use json::Node;
 use message::Message;
-use modes::llm::{Done, Turn};
-use notice::Notice;
 pub use summarizer::{compact_with_summarizer, Reply, Summarizer, SummaryRequest, Usage};
+use summary::{Done, Turn};
 use tokens::{message_tokens, Estimator, TokenCounter};
 
 /// The result of a compaction (SPEC §7).
@@ -110,14 +107,14 @@ fn system_tokens<'a, N: Node<'a>>(doc: &Document<'a, N>, counter: &dyn TokenCoun
 
 /// Compacts `input` (a message array or a request object) with the offline modes,
 /// using the built-in token estimator.
-pub fn compact(input: &Value, config: &Configured) -> Result<Compaction> {
+pub fn compact(input: &Value, config: &ParsedOptions) -> Result<Compaction> {
     compact_with(input, config, &Estimator(config.options.tokenizer))
 }
 
 /// Like [`compact`], counting tokens with `counter`.
 pub fn compact_with(
     input: &Value,
-    config: &Configured,
+    config: &ParsedOptions,
     counter: &dyn TokenCounter,
 ) -> Result<Compaction> {
     let planned = compact_planned(input, config, counter)?;
@@ -133,14 +130,14 @@ fn source_messages(input: &Value) -> &[Value] {
 }
 
 /// Turns a plan into messages (and the request) by copying kept input messages.
-fn assemble(input: &Value, planned: Planned) -> Compaction {
+fn assemble(input: &Value, planned: IndexedCompaction) -> Compaction {
     let source = source_messages(input);
     let messages: Vec<Value> = planned
         .output
         .into_iter()
         .map(|o| match o {
-            Output::Kept(i) => source.get(i).cloned().unwrap_or_default(),
-            Output::New(v) => v,
+            OutputMessage::Kept(i) => source.get(i).cloned().unwrap_or_default(),
+            OutputMessage::New(v) => v,
         })
         .collect();
     let request = input.as_object().map(|obj| {
@@ -160,10 +157,10 @@ fn assemble(input: &Value, planned: Planned) -> Compaction {
 /// A compaction whose kept messages are referred to by their input index, so a
 /// caller holding the input (the JS layer) can reuse its own objects.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Planned {
+pub struct IndexedCompaction {
     /// The output messages: input indices for verbatim copies, values for the rest.
     #[serde(rename = "plan")]
-    pub output: Vec<Output>,
+    pub output: Vec<OutputMessage>,
     /// What happened.
     pub notice: Notice,
     /// The summary text, for modes that write one.
@@ -175,11 +172,11 @@ pub struct Planned {
 
 /// Plans the compaction of `input` with an offline mode and renders only what is
 /// new or edited. The LLM modes go through [`compact_step`].
-pub fn compact_planned<'a, N: Node<'a>>(
+pub(crate) fn compact_planned<'a, N: Node<'a>>(
     input: N,
-    config: &Configured,
+    config: &ParsedOptions,
     counter: &dyn TokenCounter,
-) -> Result<Planned> {
+) -> Result<IndexedCompaction> {
     let mode = config.options.mode;
     if matches!(mode, Mode::Structured | Mode::LlmReplace) {
         return Err(Error::new(
@@ -191,9 +188,9 @@ pub fn compact_planned<'a, N: Node<'a>>(
             ),
         ));
     }
-    match compact_step(input, config, counter, &[])? {
-        summarizer::Step::Done(planned) => Ok(planned),
-        summarizer::Step::Summarize(_) => Err(Error::new(
+    match step(input, config, counter, &[])? {
+        summarizer::Next::Done(planned) => Ok(planned),
+        summarizer::Next::Summarize(_) => Err(Error::new(
             ErrorKind::SummarizerRequired,
             "an offline mode asked for a summary",
         )),
@@ -202,13 +199,24 @@ pub fn compact_planned<'a, N: Node<'a>>(
 
 /// One step of a compaction in any mode (the sans-IO core of the LLM modes):
 /// given the summarizer's `replies` so far, either the request for the next
-/// summary or the finished compaction. Offline modes are done at once.
-pub fn compact_step<'a, N: Node<'a>>(
-    input: N,
-    config: &Configured,
+/// summary or the finished compaction (kept messages as input indices). Offline
+/// modes are done at once. [`compact_with_summarizer`] drives this loop.
+pub fn compact_step(
+    input: &Value,
+    config: &ParsedOptions,
     counter: &dyn TokenCounter,
     replies: &[Reply],
-) -> Result<summarizer::Step> {
+) -> Result<summarizer::Next> {
+    step(input, config, counter, replies)
+}
+
+/// [`compact_step`] on any JSON reader (the wasm build reads the value tape).
+pub(crate) fn step<'a, N: Node<'a>>(
+    input: N,
+    config: &ParsedOptions,
+    counter: &dyn TokenCounter,
+    replies: &[Reply],
+) -> Result<summarizer::Next> {
     let o = &config.options;
     let doc = formats::open(input, o.format)?;
     let views = views(&doc, counter)?;
@@ -232,7 +240,7 @@ pub fn compact_step<'a, N: Node<'a>>(
         Mode::LlmReplace => modes::llm_replace::step(&views, o, placement, counter, replies)?,
     };
     match turn {
-        Turn::Ask(ask) => Ok(summarizer::Step::Summarize(SummaryRequest {
+        Turn::Ask(ask) => Ok(summarizer::Next::Summarize(SummaryRequest {
             messages: doc.render_request(&views, &ask.input.plan, ask.system, &ask.instruction),
             mode: ask.mode,
             system: ask.system.to_string(),
@@ -244,7 +252,7 @@ pub fn compact_step<'a, N: Node<'a>>(
             attempt: ask.attempt,
         })),
         Turn::Done(done) => {
-            finish(&doc, &views, config, counter, done, replies).map(summarizer::Step::Done)
+            finish(&doc, &views, config, counter, done, replies).map(summarizer::Next::Done)
         }
     }
 }
@@ -253,11 +261,11 @@ pub fn compact_step<'a, N: Node<'a>>(
 fn finish<'a, N: Node<'a>>(
     doc: &Document<'a, N>,
     views: &[Message<'a>],
-    config: &Configured,
+    config: &ParsedOptions,
     counter: &dyn TokenCounter,
     done: Done,
     replies: &[Reply],
-) -> Result<Planned> {
+) -> Result<IndexedCompaction> {
     let o = &config.options;
     let stamp = Stamp {
         ids: doc.messages.iter().any(|m| {
@@ -274,8 +282,8 @@ fn finish<'a, N: Node<'a>>(
     let mut tokens_after = system;
     for out in &output {
         tokens_after += match out {
-            Output::Kept(i) => views[*i].tokens,
-            Output::New(v) => {
+            OutputMessage::Kept(i) => views[*i].tokens,
+            OutputMessage::New(v) => {
                 // read through a tape, so the wasm build needs no `&Value` adapters
                 let tape = tape::encode(v);
                 let one = formats::single(doc.format, tape.open()?.root());
@@ -310,7 +318,7 @@ fn finish<'a, N: Node<'a>>(
         }
     }
     let hint = o.show_settings_hint;
-    Ok(Planned {
+    Ok(IndexedCompaction {
         notice: Notice {
             format: doc.format,
             mode: done.mode,
@@ -341,11 +349,16 @@ fn finish<'a, N: Node<'a>>(
 /// Where a history breaks the pairing of tool calls and results from message
 /// `from` on: the first result there whose call is not in the group it follows
 /// (`Err(STALE_HISTORY)` naming it). Used to check the seam when messages that
-/// arrived during a compaction are appended to its result.
-pub fn check_seam<'a, N: Node<'a>>(input: N, config: &Configured, from: usize) -> Result<()> {
+/// arrived during a compaction are appended to its result (the JS `rebase`).
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+pub(crate) fn check_seam<'a, N: Node<'a>>(
+    input: N,
+    config: &ParsedOptions,
+    from: usize,
+) -> Result<()> {
     let doc = formats::open(input, config.options.format)?;
     let views = doc.read()?;
-    match pairs::first_orphan(&views, from) {
+    match plan::pairs::first_orphan(&views, from) {
         None => Ok(()),
         Some((i, id)) => Err(Error::new(
             ErrorKind::StaleHistory,
@@ -358,14 +371,23 @@ pub fn check_seam<'a, N: Node<'a>>(input: N, config: &Configured, from: usize) -
 
 /// Estimated tokens of a text (a JSON string) or of a whole history (array or
 /// request object), framing included.
-pub fn estimate_tokens<'a, N: Node<'a>>(input: N, config: &Configured) -> Result<u64> {
-    estimate_tokens_with(input, config, &Estimator(config.options.tokenizer))
+pub fn estimate_tokens(input: &Value, config: &ParsedOptions) -> Result<u64> {
+    estimate(input, config, &Estimator(config.options.tokenizer))
 }
 
 /// Like [`estimate_tokens`], counting with `counter`.
-pub fn estimate_tokens_with<'a, N: Node<'a>>(
+pub fn estimate_tokens_with(
+    input: &Value,
+    config: &ParsedOptions,
+    counter: &dyn TokenCounter,
+) -> Result<u64> {
+    estimate(input, config, counter)
+}
+
+/// [`estimate_tokens_with`] on any JSON reader.
+pub(crate) fn estimate<'a, N: Node<'a>>(
     input: N,
-    config: &Configured,
+    config: &ParsedOptions,
     counter: &dyn TokenCounter,
 ) -> Result<u64> {
     if let Some(s) = input.as_str() {
@@ -373,25 +395,32 @@ pub fn estimate_tokens_with<'a, N: Node<'a>>(
     }
     let doc = formats::open(input, config.options.format)?;
     let views = views(&doc, counter)?;
-    Ok(system_tokens(&doc, counter) + views.iter().map(|v| v.tokens).sum::<u64>())
+    Ok(system_tokens(&doc, counter)
+        .saturating_add(views.iter().map(|v| v.tokens).fold(0, u64::saturating_add)))
 }
 
 /// The auto-compact trigger of SPEC §3 for `input` plus the `pending` new text.
-pub fn should_compact<'a, N: Node<'a>>(
-    input: N,
-    config: &Configured,
-    pending: &str,
-) -> Result<trigger::Trigger> {
-    should_compact_with(input, config, pending, &Estimator(config.options.tokenizer))
+pub fn should_compact(input: &Value, config: &ParsedOptions, pending: &str) -> Result<Trigger> {
+    trigger(input, config, pending, &Estimator(config.options.tokenizer))
 }
 
 /// Like [`should_compact`], counting with `counter`.
-pub fn should_compact_with<'a, N: Node<'a>>(
-    input: N,
-    config: &Configured,
+pub fn should_compact_with(
+    input: &Value,
+    config: &ParsedOptions,
     pending: &str,
     counter: &dyn TokenCounter,
-) -> Result<trigger::Trigger> {
+) -> Result<Trigger> {
+    trigger(input, config, pending, counter)
+}
+
+/// [`should_compact_with`] on any JSON reader.
+pub(crate) fn trigger<'a, N: Node<'a>>(
+    input: N,
+    config: &ParsedOptions,
+    pending: &str,
+    counter: &dyn TokenCounter,
+) -> Result<Trigger> {
     let doc = formats::open(input, config.options.format)?;
     let views = views(&doc, counter)?;
     Ok(trigger::evaluate(
@@ -403,21 +432,20 @@ pub fn should_compact_with<'a, N: Node<'a>>(
     ))
 }
 
+/// Parses JSON text; a syntax error is `INVALID_INPUT` naming `what`.
 fn parse_json(text: &str, what: &str) -> Result<Value> {
     serde_json::from_str(text).map_err(|e| {
-        let kind = if what == "options" {
-            ErrorKind::InvalidConfig
-        } else {
-            ErrorKind::InvalidInput
-        };
-        Error::new(kind, format!("{what} is not valid JSON: {e}"))
+        Error::new(
+            ErrorKind::InvalidInput,
+            format!("{what} is not valid JSON: {e}"),
+        )
     })
 }
 
 /// Parses a history from JSON text. Lone UTF-16 surrogate escapes (what
 /// `JSON.stringify` writes for half an emoji) become U+FFFD with a warning
 /// instead of rejecting the whole history.
-pub fn parse_history(text: &str) -> Result<(Value, Option<Warning>)> {
+pub(crate) fn parse_history(text: &str) -> Result<(Value, Option<Warning>)> {
     match parse_json(text, "history") {
         Ok(v) => Ok((v, None)),
         Err(e) => match text::replace_lone_surrogates(text) {
@@ -433,20 +461,12 @@ pub fn parse_history(text: &str) -> Result<(Value, Option<Warning>)> {
     }
 }
 
-/// Options from JSON text (empty text or `null`: defaults).
-pub fn config_from_json_text(options: &str) -> Result<Configured> {
-    if options.trim().is_empty() {
-        return options::from_json(&Value::Null);
-    }
-    options::from_json(&parse_json(options, "options")?)
-}
-
 /// [`compact`] over JSON text: history and options in, the result as JSON out
 /// (`{messages, request?, notice, summary?, warnings}`).
 pub fn compact_json(input: &str, options: &str) -> Result<String> {
-    let config = config_from_json_text(options)?;
+    let config = options::from_json_text(options)?;
     let (value, warning) = parse_history(input)?;
-    // Planned over the value tape, the path JS callers take: tests that compare
+    // IndexedCompaction over the value tape, the path JS callers take: tests that compare
     // this with `compact` (which reads `serde_json` values) cover both readers.
     let tape = tape::encode(&value);
     let planned = compact_planned(

@@ -166,7 +166,7 @@ pub struct Warning {
 
 /// Options together with the warnings validation produced.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Configured {
+pub struct ParsedOptions {
     /// The effective options.
     pub options: Options,
     /// Clamps, unknown keys and the like.
@@ -174,7 +174,7 @@ pub struct Configured {
 }
 
 /// A scalar as it came from TOML or JSON, before validation.
-enum Raw {
+enum Given {
     Str(String),
     Int(i64),
     Float(f64),
@@ -182,13 +182,13 @@ enum Raw {
     Other(&'static str),
 }
 
-impl Raw {
+impl Given {
     fn type_name(&self) -> &'static str {
         match self {
-            Raw::Str(_) => "a string",
-            Raw::Int(_) | Raw::Float(_) => "a number",
-            Raw::Bool(_) => "a boolean",
-            Raw::Other(t) => t,
+            Given::Str(_) => "a string",
+            Given::Int(_) | Given::Float(_) => "a number",
+            Given::Bool(_) => "a boolean",
+            Given::Other(t) => t,
         }
     }
 }
@@ -198,7 +198,7 @@ struct Entry {
     key: String,
     /// The key as the caller wrote it, for messages.
     name: String,
-    value: Raw,
+    value: Given,
     /// `(line, column)`, 1-based, for TOML input.
     location: Option<(usize, usize)>,
 }
@@ -239,23 +239,23 @@ impl Entry {
 
     fn string(&self) -> Result<&str> {
         match &self.value {
-            Raw::Str(s) => Ok(s),
+            Given::Str(s) => Ok(s),
             _ => Err(self.wrong_type("a string")),
         }
     }
 
     fn boolean(&self) -> Result<bool> {
         match self.value {
-            Raw::Bool(b) => Ok(b),
+            Given::Bool(b) => Ok(b),
             _ => Err(self.wrong_type("a boolean (true or false)")),
         }
     }
 
     fn number(&self) -> Result<f64> {
         match self.value {
-            Raw::Int(i) => Ok(i as f64),
-            Raw::Float(f) if f.is_finite() => Ok(f),
-            Raw::Float(_) => Err(Error::config(format!(
+            Given::Int(i) => Ok(i as f64),
+            Given::Float(f) if f.is_finite() => Ok(f),
+            Given::Float(_) => Err(Error::config(format!(
                 "{}: expected a finite number{}",
                 self.name,
                 self.here()
@@ -276,16 +276,16 @@ impl Entry {
             ))
         };
         let value = match self.value {
-            Raw::Int(i) if i >= 0 => i as u64,
-            Raw::Int(i) => return Err(bad(i.to_string())),
-            Raw::Float(f) if f.fract() == 0.0 && f >= 0.0 => {
+            Given::Int(i) if i >= 0 => i as u64,
+            Given::Int(i) => return Err(bad(i.to_string())),
+            Given::Float(f) if f.fract() == 0.0 && f >= 0.0 => {
                 if f > MAX as f64 {
                     u64::MAX
                 } else {
                     f as u64
                 }
             }
-            Raw::Float(f) => return Err(bad(number_text(f))),
+            Given::Float(f) => return Err(bad(number_text(f))),
             _ => return Err(self.wrong_type("a non-negative integer")),
         };
         if value > MAX {
@@ -336,7 +336,7 @@ fn clamp(entry: &Entry, value: f64, lo: f64, hi: f64, warnings: &mut Vec<Warning
     used
 }
 
-fn validate(entries: Vec<Entry>) -> Result<Configured> {
+fn validate(entries: Vec<Entry>) -> Result<ParsedOptions> {
     let mut o = Options::default();
     let mut warnings = Vec::new();
     o.strict = match entries.iter().find(|e| e.key == "strict") {
@@ -377,8 +377,8 @@ fn validate(entries: Vec<Entry>) -> Result<Configured> {
             "strict" => {}
             "now" => {
                 o.now = Some(match e.value {
-                    Raw::Int(i) => i,
-                    Raw::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => f as i64,
+                    Given::Int(i) => i,
+                    Given::Float(f) if f.fract() == 0.0 && f.abs() < 9.0e15 => f as i64,
                     _ => return Err(e.wrong_type("an integer timestamp in milliseconds")),
                 })
             }
@@ -419,7 +419,7 @@ fn validate(entries: Vec<Entry>) -> Result<Configured> {
             }
         }
     }
-    Ok(Configured {
+    Ok(ParsedOptions {
         options: o,
         warnings,
     })
@@ -431,7 +431,7 @@ fn to_usize(v: u64) -> usize {
 
 /// Options from a JSON object (camelCase or snake_case keys). `null` and
 /// missing keys take the default.
-pub fn from_json(value: &Value) -> Result<Configured> {
+pub fn from_json(value: &Value) -> Result<ParsedOptions> {
     let obj = match value {
         Value::Null => return validate(Vec::new()),
         Value::Object(o) => o,
@@ -449,13 +449,13 @@ pub fn from_json(value: &Value) -> Result<Configured> {
             key: snake_case(k),
             name: k.clone(),
             value: match v {
-                Value::String(s) => Raw::Str(s.clone()),
-                Value::Bool(b) => Raw::Bool(*b),
+                Value::String(s) => Given::Str(s.clone()),
+                Value::Bool(b) => Given::Bool(*b),
                 Value::Number(n) => match n.as_i64() {
-                    Some(i) => Raw::Int(i),
-                    None => Raw::Float(n.as_f64().unwrap_or(f64::NAN)),
+                    Some(i) => Given::Int(i),
+                    None => Given::Float(n.as_f64().unwrap_or(f64::NAN)),
                 },
-                other => Raw::Other(crate::formats::type_name(other)),
+                other => Given::Other(crate::formats::type_name(other)),
             },
             location: None,
         })
@@ -463,9 +463,19 @@ pub fn from_json(value: &Value) -> Result<Configured> {
     validate(entries)
 }
 
+/// Options from JSON text (empty text or `null`: the defaults).
+pub fn from_json_text(text: &str) -> Result<ParsedOptions> {
+    if text.trim().is_empty() {
+        return from_json(&Value::Null);
+    }
+    let value = serde_json::from_str(text)
+        .map_err(|e| Error::config(format!("options is not valid JSON: {e}")))?;
+    from_json(&value)
+}
+
 /// Options from a TOML document: the `[chat.compaction]` table of a moltis.toml
 /// (a document with a `chat` table), or a document whose top level is that table.
-pub fn from_toml(text: &str) -> Result<Configured> {
+pub fn from_toml(text: &str) -> Result<ParsedOptions> {
     let at = |offset: usize| Some(line_col(text, offset));
     let entries = toml_lite::parse(text).map_err(|e| {
         let (l, c) = line_col(text, e.offset);
@@ -499,14 +509,14 @@ pub fn from_toml(text: &str) -> Result<Configured> {
             continue;
         }
         let value = if e.path.len() > prefix.len() + 1 {
-            Raw::Other("a table")
+            Given::Other("a table")
         } else {
             match e.value {
-                TomlValue::Str(s) => Raw::Str(s),
-                TomlValue::Int(i) => Raw::Int(i),
-                TomlValue::Float(f) => Raw::Float(f),
-                TomlValue::Bool(b) => Raw::Bool(b),
-                TomlValue::Other(kind) => Raw::Other(kind),
+                TomlValue::Str(s) => Given::Str(s),
+                TomlValue::Int(i) => Given::Int(i),
+                TomlValue::Float(f) => Given::Float(f),
+                TomlValue::Bool(b) => Given::Bool(b),
+                TomlValue::Other(kind) => Given::Other(kind),
             }
         };
         options.push(Entry {

@@ -1,7 +1,7 @@
 //! How the LLM modes talk to a caller's summarizer: as plain data (sans-IO).
 //!
 //! Each step of a `structured` or `llm_replace` compaction either asks for a
-//! summary ([`Step::Summarize`] with a [`SummaryRequest`]) or is done. The caller
+//! summary ([`Next::Summarize`] with a [`SummaryRequest`]) or is done. The caller
 //! sends the request wherever it likes and appends the [`Reply`]; the same input,
 //! options and replies always give the same step. The JS layer drives this loop
 //! around the caller's async function (with streaming, timeouts and abort); Rust
@@ -11,10 +11,10 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::formats::Output;
-use crate::options::{Configured, Mode};
+use crate::formats::OutputMessage;
+use crate::options::{Mode, ParsedOptions};
 use crate::tokens::Estimator;
-use crate::{Compaction, Planned};
+use crate::{Compaction, IndexedCompaction};
 
 /// Tokens a summarizer call used, as the provider reported them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
@@ -150,12 +150,12 @@ pub struct SummaryRequest<M> {
 /// The next step of an LLM-mode compaction.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub enum Step {
+pub enum Next {
     /// Call the summarizer with this request, then step again with its reply added.
     #[serde(rename = "ask")]
-    Summarize(SummaryRequest<Output>),
+    Summarize(SummaryRequest<OutputMessage>),
     /// The compaction is done.
-    Done(Planned),
+    Done(IndexedCompaction),
 }
 
 /// A summarizer for Rust callers: any async function from a request to a summary.
@@ -175,7 +175,7 @@ pub trait Summarizer {
 /// and never call it.
 pub async fn compact_with_summarizer(
     input: &Value,
-    config: &Configured,
+    config: &ParsedOptions,
     summarizer: &mut impl Summarizer,
 ) -> Result<Compaction> {
     let counter = Estimator(config.options.tokenizer);
@@ -183,15 +183,15 @@ pub async fn compact_with_summarizer(
     let mut replies = Vec::new();
     loop {
         match crate::compact_step(input, config, &counter, &replies)? {
-            Step::Done(planned) => return Ok(crate::assemble(input, planned)),
-            Step::Summarize(request) => {
+            Next::Done(planned) => return Ok(crate::assemble(input, planned)),
+            Next::Summarize(request) => {
                 let request = SummaryRequest {
                     messages: request
                         .messages
                         .into_iter()
                         .map(|o| match o {
-                            Output::Kept(i) => source.get(i).cloned().unwrap_or_default(),
-                            Output::New(v) => v,
+                            OutputMessage::Kept(i) => source.get(i).cloned().unwrap_or_default(),
+                            OutputMessage::New(v) => v,
                         })
                         .collect(),
                     mode: request.mode,

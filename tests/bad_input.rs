@@ -8,8 +8,8 @@ mod common;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use chat_compaction::{
-    compact, compact_json, config_from_json_text, estimate_tokens, options, should_compact,
-    Configured, Error, ErrorKind,
+    compact, compact_json, estimate_tokens, options, should_compact, Error, ErrorKind,
+    ParsedOptions,
 };
 use common::rules;
 use serde_json::{json, Value};
@@ -1221,10 +1221,10 @@ fn contains_any(haystack: &str, alternatives: &str) -> bool {
     }
 }
 
-fn config(opts: &Opts) -> Result<Configured, Error> {
+fn config(opts: &Opts) -> Result<ParsedOptions, Error> {
     match opts {
         Opts::Json(v) => options::from_json(v),
-        Opts::Text(t) => config_from_json_text(t),
+        Opts::Text(t) => options::from_json_text(t),
         Opts::Toml(t) => options::from_toml(t),
     }
 }

@@ -84,7 +84,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use chat_compaction::{compact, options, should_compact, Configured, Error};
+use chat_compaction::{compact, options, should_compact, Error, ParsedOptions};
 use serde_json::{Map, Value};
 
 #[path = "common/rules.rs"]
@@ -345,7 +345,7 @@ struct Case<'a> {
 }
 
 impl Case<'_> {
-    fn configure(&self) -> Result<Result<Configured, Error>, String> {
+    fn configure(&self) -> Result<Result<ParsedOptions, Error>, String> {
         match (self.raw.get("options"), self.raw.get("toml")) {
             (Some(_), Some(_)) => Err("fixture: give either options or toml, not both".into()),
             (_, Some(t)) => Ok(options::from_toml(string(t, "toml")?)),
@@ -386,7 +386,7 @@ fn check_error(expect: &Map<String, Value>, err: &Error, out: &mut Vec<String>) 
     }
 }
 
-fn check_warnings(expect: &Map<String, Value>, config: &Configured, out: &mut Vec<String>) {
+fn check_warnings(expect: &Map<String, Value>, config: &ParsedOptions, out: &mut Vec<String>) {
     let messages: Vec<&str> = config.warnings.iter().map(|w| w.message.as_str()).collect();
     let mut run = |r: Check| {
         if let Err(e) = r {
@@ -470,7 +470,7 @@ fn run_case(case: &Case<'_>) -> Vec<String> {
     out
 }
 
-fn check_config(expect: &Map<String, Value>, config: &Configured) -> Check {
+fn check_config(expect: &Map<String, Value>, config: &ParsedOptions) -> Check {
     if expect.contains_key("error") {
         return Err(format!(
             "expected error {}, but the options were accepted",
@@ -505,7 +505,7 @@ fn check_config(expect: &Map<String, Value>, config: &Configured) -> Check {
     Ok(())
 }
 
-fn check_trigger(case: &Case<'_>, config: &Configured, out: &mut Vec<String>) -> Check {
+fn check_trigger(case: &Case<'_>, config: &ParsedOptions, out: &mut Vec<String>) -> Check {
     let input = case.input()?;
     let pending = match case.raw.get("pending") {
         Some(p) => expand(p)?
@@ -539,7 +539,7 @@ fn check_trigger(case: &Case<'_>, config: &Configured, out: &mut Vec<String>) ->
     Ok(())
 }
 
-fn check_compact(case: &Case<'_>, config: &Configured, out: &mut Vec<String>) -> Check {
+fn check_compact(case: &Case<'_>, config: &ParsedOptions, out: &mut Vec<String>) -> Check {
     let input = case.input()?;
     let pristine = input.clone();
     let result = match compact(&input, config) {

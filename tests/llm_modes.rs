@@ -6,11 +6,11 @@ use std::collections::VecDeque;
 use std::future::Future;
 use std::task::{Context, Poll, Waker};
 
-use chat_compaction::summarizer::{Failure, Step};
+use chat_compaction::summarizer::{Failure, Next};
 use chat_compaction::tokens::{Profile, TokenCounter};
 use chat_compaction::{
     compact, compact_step, compact_with_summarizer, estimate_tokens, options, Compaction,
-    Configured, ErrorKind, Reply, Summarizer, SummaryRequest, Usage,
+    ErrorKind, ParsedOptions, Reply, Summarizer, SummaryRequest, Usage,
 };
 use serde_json::{json, Value};
 
@@ -83,7 +83,7 @@ impl Summarizer for Script {
     }
 }
 
-fn config(options: Value) -> Configured {
+fn config(options: Value) -> ParsedOptions {
     options::from_json(&options).expect("valid options")
 }
 
@@ -122,21 +122,21 @@ fn drive(
     loop {
         match compact_step(input, &config, counter, &replies) {
             Err(e) => return (Err(e), asked),
-            Ok(Step::Done(planned)) => {
+            Ok(Next::Done(planned)) => {
                 let source = input.as_array().cloned().unwrap_or_default();
                 let mut doc = serde_json::to_value(&planned).expect("serializable");
                 let messages: Vec<Value> = planned
                     .output
                     .iter()
                     .map(|o| match o {
-                        chat_compaction::formats::Output::Kept(i) => source[*i].clone(),
-                        chat_compaction::formats::Output::New(v) => v.clone(),
+                        chat_compaction::OutputMessage::Kept(i) => source[*i].clone(),
+                        chat_compaction::OutputMessage::New(v) => v.clone(),
                     })
                     .collect();
                 doc["messages"] = Value::Array(messages);
                 return (Ok(doc), asked);
             }
-            Ok(Step::Summarize(request)) => {
+            Ok(Next::Summarize(request)) => {
                 let mut request = serde_json::to_value(&request).expect("serializable");
                 for m in request["messages"].as_array_mut().unwrap() {
                     if let Some(i) = m.as_u64() {

@@ -76,7 +76,7 @@ pub struct Document<'a, N: Node<'a>> {
 /// objects for kept messages instead of copies.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(untagged)]
-pub enum Output {
+pub enum OutputMessage {
     /// Input message `i`, unchanged.
     Kept(usize),
     /// A message the library wrote or edited.
@@ -221,13 +221,13 @@ impl<'a, N: Node<'a>> Document<'a, N> {
     }
 
     /// Renders `plan` into messages of this document's format.
-    pub fn render(&self, views: &[Message<'_>], plan: &Plan, stamp: &Stamp) -> Vec<Output> {
+    pub fn render(&self, views: &[Message<'_>], plan: &Plan, stamp: &Stamp) -> Vec<OutputMessage> {
         let mut out = Vec::with_capacity(plan.len());
         for (pos, step) in plan.iter().enumerate() {
             match step {
                 Step::Keep { index, edits } => {
                     if edits.is_empty() {
-                        out.push(Output::Kept(*index));
+                        out.push(OutputMessage::Kept(*index));
                         continue;
                     }
                     let mut copy = self.messages[*index].to_value();
@@ -240,7 +240,7 @@ impl<'a, N: Node<'a>> Document<'a, N> {
                             }
                         }
                     }
-                    out.push(Output::New(copy));
+                    out.push(OutputMessage::New(copy));
                 }
                 Step::Insert(synthetic) => {
                     let time = self.time_for(plan, pos, views.len());
@@ -261,7 +261,7 @@ impl<'a, N: Node<'a>> Document<'a, N> {
                             };
                             msg.insert("id".into(), Value::String(id));
                         }
-                        out.push(Output::New(Value::Object(msg)));
+                        out.push(OutputMessage::New(Value::Object(msg)));
                     }
                 }
             }
@@ -279,23 +279,23 @@ impl<'a, N: Node<'a>> Document<'a, N> {
         plan: &Plan,
         system: &str,
         instruction: &str,
-    ) -> Vec<Output> {
+    ) -> Vec<OutputMessage> {
         let mut out = Vec::with_capacity(plan.len() + 2);
         if self.format != Format::Anthropic {
             let mut m = user_text(system);
             m.insert("role".into(), "system".into());
-            out.push(Output::New(Value::Object(m)));
+            out.push(OutputMessage::New(Value::Object(m)));
         }
         for o in self.render(views, plan, &Stamp::default()) {
             out.push(match (self.format, o) {
-                (Format::Moltis, Output::Kept(i)) => {
-                    Output::New(moltis::as_openai(self.messages[i].to_value()))
+                (Format::Moltis, OutputMessage::Kept(i)) => {
+                    OutputMessage::New(moltis::as_openai(self.messages[i].to_value()))
                 }
-                (Format::Moltis, Output::New(v)) => Output::New(moltis::as_openai(v)),
+                (Format::Moltis, OutputMessage::New(v)) => OutputMessage::New(moltis::as_openai(v)),
                 (_, o) => o,
             });
         }
-        out.push(Output::New(Value::Object(user_text(instruction))));
+        out.push(OutputMessage::New(Value::Object(user_text(instruction))));
         out
     }
 

@@ -1,16 +1,16 @@
 //! `deterministic`: leading system messages + one user message holding a bounded,
 //! structured index of everything else. Zero LLM calls.
 
-use crate::bound::{bound, SUMMARY_BUDGET};
 use crate::error::{Error, ErrorKind, Result};
-use crate::facts::{gather, result_tool_name};
 use crate::message::{Message, Role};
-use crate::modes::{drop_empty, newest_summary, Outcome};
+use crate::modes::{drop_empty, newest_summary, Decision};
+use crate::plan::bound::{bound, SUMMARY_BUDGET};
+use crate::plan::facts::{gather, result_tool_name};
+use crate::plan::prune::describe_call;
+use crate::plan::window::{leading_system, owners};
 use crate::plan::{Step, Synthetic};
-use crate::prompts::SUMMARY_PREAMBLE;
-use crate::prune::describe_call;
+use crate::summary::prompts::SUMMARY_PREAMBLE;
 use crate::text::{one_line, truncate, SUMMARY_PREFIX};
-use crate::window::{leading_system, owners};
 
 /// Opens the summary message.
 pub const PREAMBLE: &str = "This session is being continued from a previous conversation that ran out of context. The summary below covers the earlier portion of the conversation.";
@@ -23,7 +23,7 @@ const TIMELINE_TAIL: usize = 5;
 const MAX_KEY_FILES: usize = 8;
 
 /// Plans the deterministic compaction of `views`.
-pub fn plan(views: &[Message<'_>]) -> Result<Outcome> {
+pub fn plan(views: &[Message<'_>]) -> Result<Decision> {
     let lead = leading_system(views);
     if lead == views.len() {
         return Err(Error::new(
@@ -65,7 +65,7 @@ pub fn plan(views: &[Message<'_>]) -> Result<Outcome> {
     let mut warnings = Vec::new();
     let mut steps = drop_empty((0..lead).map(Step::keep).collect(), views, &mut warnings);
     steps.push(Step::Insert(Synthetic::Summary(text)));
-    Ok(Outcome {
+    Ok(Decision {
         plan: steps,
         summary: Some(summary),
         warnings,

@@ -4,13 +4,13 @@
 use crate::error::{Error, ErrorKind, Result};
 use crate::formats::ResultsPlacement;
 use crate::message::{Message, Role};
-use crate::modes::llm::{self, Done, Turn};
-use crate::modes::{drop_empty, Outcome};
+use crate::modes::{drop_empty, Decision};
 use crate::options::{Mode, Options};
+use crate::plan::window::leading_system;
 use crate::plan::{Step, Synthetic};
 use crate::summarizer::Reply;
+use crate::summary::{self, Done, Turn};
 use crate::tokens::TokenCounter;
-use crate::window::leading_system;
 
 /// The llm_replace compaction's next turn, given the summarizer's `replies` so far.
 pub(crate) fn step(
@@ -21,7 +21,7 @@ pub(crate) fn step(
     replies: &[Reply],
 ) -> Result<Turn> {
     let lead = leading_system(views);
-    let previous = llm::previous_summary(views, lead, options, counter);
+    let previous = summary::previous_summary(views, lead, options, counter);
     let replaced = previous.as_ref().map(|p| p.index);
     let picked: Vec<usize> = (lead..views.len())
         .filter(|i| Some(*i) != replaced)
@@ -37,7 +37,7 @@ pub(crate) fn step(
             },
         ));
     }
-    let ask = llm::ask(
+    let ask = summary::ask(
         Mode::LlmReplace,
         views,
         &picked,
@@ -61,9 +61,11 @@ pub(crate) fn step(
             let text = text.trim();
             let mut warnings = ask.input.warnings;
             let mut plan = drop_empty((0..lead).map(Step::keep).collect(), views, &mut warnings);
-            plan.push(Step::Insert(Synthetic::Summary(llm::summary_message(text))));
+            plan.push(Step::Insert(Synthetic::Summary(summary::summary_message(
+                text,
+            ))));
             Ok(Turn::Done(Done {
-                outcome: Outcome {
+                outcome: Decision {
                     plan,
                     summary: Some(text.to_string()),
                     warnings,

@@ -1,10 +1,9 @@
-//! The compaction modes. Each plans on message views and returns a [`Outcome`];
+//! The compaction modes. Each plans on message views and returns a [`Decision`];
 //! none of them sees format-specific JSON.
 
-pub mod deterministic;
-pub(crate) mod llm;
+pub(crate) mod deterministic;
 pub(crate) mod llm_replace;
-pub mod recency;
+pub(crate) mod recency;
 pub(crate) mod structured;
 
 use crate::message::{Message, Role};
@@ -14,7 +13,7 @@ use crate::text::SUMMARY_PREFIX;
 
 /// What a mode decided.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Outcome {
+pub struct Decision {
     /// The output history as steps.
     pub plan: Plan,
     /// The summary text, for modes that write one.

@@ -3,16 +3,16 @@
 //! pairs repaired. Zero LLM calls.
 
 use crate::error::{Error, ErrorKind, Result};
-use crate::facts::{gather, Facts, LATEST_REQUEST};
 use crate::formats::ResultsPlacement;
 use crate::message::{Message, Role};
-use crate::modes::{drop_empty, newest_summary, Outcome};
+use crate::modes::{drop_empty, newest_summary, Decision};
 use crate::options::Options;
-use crate::pairs::repair;
+use crate::plan::facts::{gather, Facts, LATEST_REQUEST};
+use crate::plan::pairs::repair;
+use crate::plan::prune::edits_for;
+use crate::plan::window::{align_back, owners, suffix_within, window, Window};
 use crate::plan::{Plan, Step, Synthetic};
-use crate::prune::edits_for;
 use crate::text::{list, one_line, MARKER_PREFIX};
-use crate::window::{align_back, owners, suffix_within, window, Window};
 
 use std::ops::Range;
 
@@ -21,7 +21,7 @@ pub fn plan(
     views: &[Message<'_>],
     options: &Options,
     placement: ResultsPlacement,
-) -> Result<Outcome> {
+) -> Result<Decision> {
     let w = window(views, options);
     if w.covers_all() {
         return prune_in_place(views, options, placement);
@@ -49,7 +49,7 @@ pub(crate) fn splice(
     middle: Synthetic,
     replaced: Option<usize>,
     carried: &[usize],
-) -> Outcome {
+) -> Decision {
     let kept = |i: &usize| Some(*i) != replaced;
     let mut steps: Plan = (0..w.head_end).filter(kept).map(Step::keep).collect();
     steps.extend(carried.iter().map(|&i| Step::keep(i)));
@@ -60,7 +60,7 @@ pub(crate) fn splice(
     let (steps, _) = prune(steps, first..end, views, options);
     let mut warnings = Vec::new();
     let steps = drop_empty(steps, views, &mut warnings);
-    Outcome {
+    Decision {
         plan: repair(steps, views, placement, true),
         summary: None,
         warnings,
@@ -74,7 +74,7 @@ fn prune_in_place(
     views: &[Message<'_>],
     options: &Options,
     placement: ResultsPlacement,
-) -> Result<Outcome> {
+) -> Result<Decision> {
     let n = views.len();
     let fits = align_back(views, suffix_within(views, 0, options.tail_budget(), 0), 0);
     let spec = n.saturating_sub(options.protect_tail_min.saturating_mul(3));
@@ -99,7 +99,7 @@ fn prune_in_place(
     }
     let mut warnings = Vec::new();
     let steps = drop_empty(steps, views, &mut warnings);
-    Ok(Outcome {
+    Ok(Decision {
         plan: repair(steps, views, placement, true),
         summary: None,
         warnings,

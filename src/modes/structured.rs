@@ -4,15 +4,15 @@
 use crate::error::Result;
 use crate::formats::ResultsPlacement;
 use crate::message::Message;
-use crate::modes::llm::{self, Done, Turn};
 use crate::modes::recency;
 use crate::notice::Fallback;
 use crate::options::{Mode, Options};
+use crate::plan::window::window;
 use crate::plan::Synthetic;
-use crate::quality;
 use crate::summarizer::{Failure, Reply};
+use crate::summary::quality;
+use crate::summary::{self, Done, Turn};
 use crate::tokens::TokenCounter;
-use crate::window::window;
 
 /// The structured compaction's next turn, given the summarizer's `replies` so far.
 pub(crate) fn step(
@@ -32,7 +32,7 @@ pub(crate) fn step(
             request_tokens: 0,
         }));
     }
-    let previous = llm::previous_summary(views, 0, options, counter);
+    let previous = summary::previous_summary(views, 0, options, counter);
     let replaced = previous.as_ref().map(|p| p.index);
     let picked: Vec<usize> = (w.head_end..w.tail_start)
         .filter(|i| Some(*i) != replaced)
@@ -45,8 +45,8 @@ pub(crate) fn step(
         .filter(|t| !t.is_empty())
         .map(|t| quality::check(t, options.max_summary_tokens, counter))
         .unwrap_or_default();
-    let retry = !problems.is_empty() && llm::answered(replies) < 2;
-    let ask = llm::ask(
+    let retry = !problems.is_empty() && summary::answered(replies) < 2;
+    let ask = summary::ask(
         Mode::Structured,
         views,
         &picked,
@@ -93,7 +93,7 @@ pub(crate) fn step(
         ),
         (_, text) => {
             let text = text.unwrap_or_default();
-            let summary = Synthetic::Summary(llm::summary_message(text));
+            let summary = Synthetic::Summary(summary::summary_message(text));
             let mut outcome =
                 recency::splice(views, &w, options, placement, summary, replaced, &[]);
             outcome.summary = Some(text.to_string());

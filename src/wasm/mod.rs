@@ -8,9 +8,10 @@
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
+use crate::options::from_json_text;
 use crate::tape::{Tape, TapeNode};
 use crate::tokens::{Estimator, Profile, TokenCounter};
-use crate::{config_from_json_text, Configured, Error, ErrorKind, Result};
+use crate::{Error, ErrorKind, ParsedOptions, Result};
 
 #[wasm_bindgen]
 extern "C" {
@@ -62,9 +63,9 @@ fn with_history<T: Serialize>(
     (words, numbers, bytes): (&[u32], &[f64], &[u8]),
     options: &str,
     count_tokens: Option<CountTokens>,
-    f: impl FnOnce(TapeNode<'_>, &Configured, &dyn TokenCounter) -> Result<T>,
+    f: impl FnOnce(TapeNode<'_>, &ParsedOptions, &dyn TokenCounter) -> Result<T>,
 ) -> String {
-    envelope(config_from_json_text(options).and_then(|c| {
+    envelope(from_json_text(options).and_then(|c| {
         let root = Tape::open(words, numbers, bytes)?.root();
         let fallback = Estimator(c.options.tokenizer);
         match &count_tokens {
@@ -111,7 +112,7 @@ pub fn compact_step_tape(
         count_tokens,
         |root, c, counter| {
             let replies = crate::summarizer::replies_from_json(replies)?;
-            crate::compact_step(root, c, counter, &replies)
+            crate::step(root, c, counter, &replies)
         },
     )
 }
@@ -144,7 +145,7 @@ pub fn estimate_tokens_tape(
         (words, numbers, bytes),
         options,
         count_tokens,
-        |root, c, counter| crate::estimate_tokens_with(root, c, counter),
+        |root, c, counter| crate::estimate(root, c, counter),
     )
 }
 
@@ -162,7 +163,7 @@ pub fn should_compact_tape(
         (words, numbers, bytes),
         options,
         count_tokens,
-        |root, c, counter| crate::should_compact_with(root, c, pending, counter),
+        |root, c, counter| crate::trigger(root, c, pending, counter),
     )
 }
 

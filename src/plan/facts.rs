@@ -4,8 +4,8 @@
 use std::collections::BTreeSet;
 
 use crate::message::{Message, Role};
+use crate::plan::window::owners;
 use crate::text::{collect_paths, is_synthetic, mentions_pending_work, MARKER_PREFIX};
-use crate::window::owners;
 
 /// The digest line that carries the newest user request forward.
 pub const LATEST_REQUEST: &str = "- Latest user request: ";

@@ -1,5 +1,14 @@
 //! The plan a mode produces: which input messages to keep (possibly edited) and
-//! what to insert. Format adapters render it; the modes never touch JSON.
+//! what to insert. Format adapters render it; the modes never touch JSON. The
+//! submodules are the planning steps the modes share: head and tail (`window`),
+//! tool-output pruning, tool-pair repair, the summary bound, facts of a run of
+//! messages.
+
+pub(crate) mod bound;
+pub(crate) mod facts;
+pub(crate) mod pairs;
+pub(crate) mod prune;
+pub(crate) mod window;
 
 use serde_json::Value;
 

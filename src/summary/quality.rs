@@ -2,7 +2,7 @@
 //! template heading present and in order, every section filled (`(none)`
 //! counts), and not much longer than the summarizer was asked for.
 
-use crate::prompts::TEMPLATE_HEADINGS;
+use crate::summary::prompts::TEMPLATE_HEADINGS;
 use crate::tokens::TokenCounter;
 
 /// The heading a line is, if it is one of the template's: trailing colons, `#`

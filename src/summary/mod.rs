@@ -1,19 +1,26 @@
-//! What the two LLM modes share: finding the summary an earlier compaction left,
-//! building the request, and the turn a mode takes given the replies so far.
+//! Writing a summary with the caller's LLM, shared by `structured` and
+//! `llm_replace`: finding the summary an earlier compaction left, building the
+//! request (`input`: the bounded conversation, `prompts`: the instructions), the
+//! check a structured summary passes (`quality`), and the turn a mode takes given
+//! the replies so far.
+
+pub(crate) mod input;
+pub(crate) mod prompts;
+pub(crate) mod quality;
 
 use std::borrow::Cow;
 
 use crate::formats::ResultsPlacement;
 use crate::message::Message;
 use crate::modes::deterministic::{DIRECTIVE, PREAMBLE};
-use crate::modes::{newest_summary, Outcome};
+use crate::modes::{newest_summary, Decision};
 use crate::notice::Fallback;
 use crate::options::{Mode, Options, Warning};
-use crate::prompts::{self, SUMMARY_PREAMBLE};
 use crate::summarizer::Reply;
-use crate::summary_input::{self, SummaryInput};
+use crate::summary::input::{self as summary_input, SummaryInput};
 use crate::text::{cut_middle, SUMMARY_PREFIX};
 use crate::tokens::TokenCounter;
+use prompts::SUMMARY_PREAMBLE;
 
 /// What an LLM mode does next.
 #[derive(Debug)]
@@ -41,7 +48,7 @@ pub(crate) struct Ask {
 /// A finished LLM-mode compaction.
 #[derive(Debug)]
 pub(crate) struct Done {
-    pub outcome: Outcome,
+    pub outcome: Decision,
     /// The mode whose output this is (`recency_preserving` after a fallback).
     pub mode: Mode,
     pub fallback: Option<Fallback>,

@@ -12,9 +12,9 @@ use std::borrow::Cow;
 use crate::formats::ResultsPlacement;
 use crate::message::{Message, Role};
 use crate::options::{Options, Warning};
-use crate::pairs::repair;
+use crate::plan::pairs::repair;
+use crate::plan::prune::shorten_strings;
 use crate::plan::{Edit, Plan, Step, Synthetic};
-use crate::prune::shorten_strings;
 use crate::text::cut_middle;
 use crate::tokens::TokenCounter;
 

@@ -10,8 +10,8 @@ use std::collections::HashSet;
 
 use crate::formats::ResultsPlacement;
 use crate::message::{Message, Role};
+use crate::plan::window::owners;
 use crate::plan::{Edit, Plan, Step, Synthetic};
-use crate::window::owners;
 
 /// The assistant whose calls are waiting for results.
 struct OpenGroup<'a> {
@@ -108,6 +108,7 @@ pub fn repair(
 
 /// The first tool result at or after message `from` whose call is not in the
 /// assistant message its group follows: its message index and id.
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 pub(crate) fn first_orphan<'a>(views: &[Message<'a>], from: usize) -> Option<(usize, &'a str)> {
     let owner = owners(views);
     (from..views.len()).find_map(|i| {
