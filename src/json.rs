@@ -6,7 +6,7 @@ use serde_json::Value;
 
 /// The kind of a JSON node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// `null`.
     Null,
     /// `true` / `false`.
@@ -23,7 +23,7 @@ pub enum Kind {
 
 impl Kind {
     /// "a string", "an array" …, for error messages.
-    pub fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Kind::Null => "null",
             Kind::Bool => "a boolean",
@@ -36,7 +36,7 @@ impl Kind {
 }
 
 /// A borrowed handle to one node of a JSON tree.
-pub trait Node<'a>: Copy {
+pub(crate) trait Node<'a>: Copy {
     /// The node's kind.
     fn kind(self) -> Kind;
     /// The text of a string node.

@@ -11,7 +11,7 @@ use crate::plan::{PLACEHOLDER, STUB_TEXT};
 
 /// The role of a message as the modes see it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Role {
+pub(crate) enum Role {
     /// A system prompt.
     System,
     /// A user turn (including synthesized summaries and markers).
@@ -27,7 +27,7 @@ pub enum Role {
 
 impl Role {
     /// Lowercase label used in summaries and timelines.
-    pub fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             Role::System => "system",
             Role::User => "user",
@@ -40,7 +40,7 @@ impl Role {
 
 /// The arguments of a tool call as the format stores them.
 #[derive(Debug, Clone)]
-pub enum Args<'a> {
+pub(crate) enum Args<'a> {
     /// A JSON-encoded string (OpenAI, Moltis); may not be valid JSON.
     Text(&'a str),
     /// A JSON value (Anthropic `input`).
@@ -49,7 +49,7 @@ pub enum Args<'a> {
 
 impl Args<'_> {
     /// The arguments as JSON text.
-    pub fn text(&self) -> Cow<'_, str> {
+    pub(crate) fn text(&self) -> Cow<'_, str> {
         match self {
             Args::Text(s) => Cow::Borrowed(s),
             Args::Json(v) => Cow::Owned(v.to_string()),
@@ -57,7 +57,7 @@ impl Args<'_> {
     }
 
     /// The arguments parsed as a JSON value, if they are valid JSON.
-    pub fn parsed(&self) -> Option<Cow<'_, Value>> {
+    pub(crate) fn parsed(&self) -> Option<Cow<'_, Value>> {
         match self {
             Args::Text(s) => serde_json::from_str(s).ok().map(Cow::Owned),
             Args::Json(v) => Some(Cow::Borrowed(v)),
@@ -67,7 +67,7 @@ impl Args<'_> {
 
 /// One tool call of an assistant message.
 #[derive(Debug, Clone)]
-pub struct Call<'a> {
+pub(crate) struct Call<'a> {
     /// The call id the result refers to.
     pub id: &'a str,
     /// The tool's name.
@@ -78,7 +78,7 @@ pub struct Call<'a> {
 
 /// One tool result (a whole OpenAI `tool` message, or one Anthropic `tool_result` block).
 #[derive(Debug, Clone)]
-pub struct ToolOutput<'a> {
+pub(crate) struct ToolOutput<'a> {
     /// The id of the call this answers.
     pub id: &'a str,
     /// The tool name when the message names it (Moltis `tool_name`, OpenAI `name`).
@@ -95,11 +95,19 @@ pub struct ToolOutput<'a> {
     pub images: usize,
     /// Bytes of parts of the output the library does not interpret.
     pub opaque_bytes: usize,
+    /// Which call of the message's owner (see [`Message::owner`]) this answers;
+    /// `None` for an orphan. Set once when the history is read.
+    pub call: Option<usize>,
 }
 
 impl<'a> ToolOutput<'a> {
     /// A tool output view; size and placeholder state are derived from `text`.
-    pub fn new(id: &'a str, name: Option<&'a str>, text: Cow<'a, str>, is_error: bool) -> Self {
+    pub(crate) fn new(
+        id: &'a str,
+        name: Option<&'a str>,
+        text: Cow<'a, str>,
+        is_error: bool,
+    ) -> Self {
         ToolOutput {
             id,
             name,
@@ -109,13 +117,14 @@ impl<'a> ToolOutput<'a> {
             is_error,
             images: 0,
             opaque_bytes: 0,
+            call: None,
         }
     }
 }
 
 /// A light, read-only view of one message.
 #[derive(Debug, Clone)]
-pub struct Message<'a> {
+pub(crate) struct Message<'a> {
     /// The role as the modes see it.
     pub role: Role,
     /// Text parts in order (string content or text blocks).
@@ -133,13 +142,17 @@ pub struct Message<'a> {
     pub results: Vec<ToolOutput<'a>>,
     /// Provider-reported input tokens of the request that produced this turn, when known.
     pub reported_input_tokens: Option<u64>,
+    /// For a message that carries results (or a notice inside a tool group): the
+    /// assistant message whose calls it answers, the nearest earlier message that
+    /// carries no results, when that one made calls. Set once when the history is read.
+    pub owner: Option<usize>,
     /// Estimated tokens of the message, filled in by the estimator.
     pub tokens: u64,
 }
 
 impl<'a> Message<'a> {
     /// An empty view with `role`.
-    pub fn new(role: Role) -> Self {
+    pub(crate) fn new(role: Role) -> Self {
         Message {
             role,
             texts: Vec::new(),
@@ -149,24 +162,25 @@ impl<'a> Message<'a> {
             calls: Vec::new(),
             results: Vec::new(),
             reported_input_tokens: None,
+            owner: None,
             tokens: 0,
         }
     }
 
     /// The first non-blank text part, trimmed.
-    pub fn first_text(&self) -> Option<&'a str> {
+    pub(crate) fn first_text(&self) -> Option<&'a str> {
         self.texts.iter().map(|t| t.trim()).find(|t| !t.is_empty())
     }
 
     /// Whether the message has nothing a provider would accept (no text, calls,
     /// results, images or other parts): providers reject such messages.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.is_empty_without_results() && self.results.is_empty()
     }
 
     /// Whether nothing but tool results is in the message (so dropping them all
     /// would leave it empty).
-    pub fn is_empty_without_results(&self) -> bool {
+    pub(crate) fn is_empty_without_results(&self) -> bool {
         self.texts
             .iter()
             .chain(&self.reasoning)
@@ -177,7 +191,29 @@ impl<'a> Message<'a> {
     }
 
     /// Whether this message carries tool results (and so must follow its calls).
-    pub fn has_results(&self) -> bool {
+    pub(crate) fn has_results(&self) -> bool {
         !self.results.is_empty()
+    }
+}
+
+/// Links every tool result to the call it answers (positionally, as providers
+/// pair them: within the group of the nearest earlier message without results),
+/// in one pass: [`Message::owner`] and [`ToolOutput::call`].
+pub(crate) fn link_results(views: &mut [Message<'_>]) {
+    let mut owner = None;
+    let mut ids = std::collections::HashMap::new();
+    for (i, m) in views.iter_mut().enumerate() {
+        if m.has_results() || m.role == Role::Notice {
+            m.owner = owner;
+            for r in &mut m.results {
+                r.call = ids.get(r.id).copied();
+            }
+        } else {
+            ids.clear();
+            owner = (m.role == Role::Assistant && !m.calls.is_empty()).then_some(i);
+            for (k, c) in m.calls.iter().enumerate().rev() {
+                ids.insert(c.id, k); // the first of duplicate ids wins
+            }
+        }
     }
 }

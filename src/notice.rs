@@ -7,7 +7,7 @@ use crate::options::Mode;
 use crate::summarizer::Usage;
 
 /// The settings hint line.
-pub const SETTINGS_HINT: &str =
+pub(crate) const SETTINGS_HINT: &str =
     "Change chat.compaction.mode in your config to pick a different compaction strategy.";
 
 /// Why an LLM mode fell back to `recency_preserving`.
@@ -61,7 +61,7 @@ pub struct Notice {
 }
 
 /// The human notice text: what ran, the LLM tokens it used, why it fell back.
-pub fn text(
+pub(crate) fn text(
     mode: Mode,
     usage: Usage,
     estimated: bool,

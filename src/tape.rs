@@ -24,11 +24,11 @@ use crate::error::{Error, Result};
 use crate::json::{Kind, Node};
 
 /// How deep arrays and objects may nest (the same limit as `serde_json`'s parser).
-pub const MAX_DEPTH: usize = 128;
+pub(crate) const MAX_DEPTH: usize = 128;
 
 /// A checked value tape.
 #[derive(Debug, Clone, Copy)]
-pub struct Tape<'a> {
+pub(crate) struct Tape<'a> {
     words: &'a [u32],
     numbers: &'a [f64],
     bytes: &'a [u8],
@@ -36,7 +36,7 @@ pub struct Tape<'a> {
 
 /// One node of a [`Tape`].
 #[derive(Debug, Clone, Copy)]
-pub struct TapeNode<'a> {
+pub(crate) struct TapeNode<'a> {
     tape: Tape<'a>,
     at: usize,
 }
@@ -47,7 +47,7 @@ fn malformed(what: &str) -> Error {
 
 impl<'a> Tape<'a> {
     /// Checks the structure of a tape; the root node starts at word 0.
-    pub fn open(words: &'a [u32], numbers: &'a [f64], bytes: &'a [u8]) -> Result<Tape<'a>> {
+    pub(crate) fn open(words: &'a [u32], numbers: &'a [f64], bytes: &'a [u8]) -> Result<Tape<'a>> {
         let tape = Tape {
             words,
             numbers,
@@ -60,7 +60,7 @@ impl<'a> Tape<'a> {
     }
 
     /// The root node.
-    pub fn root(self) -> TapeNode<'a> {
+    pub(crate) fn root(self) -> TapeNode<'a> {
         TapeNode { tape: self, at: 0 }
     }
 
@@ -290,7 +290,7 @@ pub fn decode(words: &[u32], numbers: &[f64], bytes: &[u8]) -> Result<Value> {
 
 /// An owned tape, as [`encode`] writes it.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct OwnedTape {
+pub(crate) struct OwnedTape {
     /// Structure words.
     pub words: Vec<u32>,
     /// Numbers.
@@ -335,13 +335,13 @@ impl OwnedTape {
     }
 
     /// The tape as a checked [`Tape`].
-    pub fn open(&self) -> Result<Tape<'_>> {
+    pub(crate) fn open(&self) -> Result<Tape<'_>> {
         Tape::open(&self.words, &self.numbers, &self.bytes)
     }
 }
 
 /// Writes `v` as a tape (what the JS layer does for the caller's objects).
-pub fn encode(v: &Value) -> OwnedTape {
+pub(crate) fn encode(v: &Value) -> OwnedTape {
     let mut t = OwnedTape::default();
     t.value(v);
     t

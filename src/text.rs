@@ -4,18 +4,18 @@
 use std::collections::BTreeSet;
 
 /// Prefix of a summary message; lets a later compaction find it.
-pub const SUMMARY_PREFIX: &str = "[Conversation Summary]\n\n";
+pub(crate) const SUMMARY_PREFIX: &str = "[Conversation Summary]\n\n";
 /// Prefix of a recency marker message.
-pub const MARKER_PREFIX: &str = "[Conversation Compacted]\n\n";
+pub(crate) const MARKER_PREFIX: &str = "[Conversation Compacted]\n\n";
 
 /// Whether `text` is a summary or marker the library wrote.
-pub fn is_synthetic(text: &str) -> bool {
+pub(crate) fn is_synthetic(text: &str) -> bool {
     text.starts_with(SUMMARY_PREFIX.trim_end()) || text.starts_with(MARKER_PREFIX.trim_end())
 }
 
 /// Cuts `s` to at most `max` UTF-8 bytes on a character boundary, ending with `…`
 /// when something was cut.
-pub fn truncate(s: &str, max: usize) -> String {
+pub(crate) fn truncate(s: &str, max: usize) -> String {
     if s.len() <= max {
         return s.to_string();
     }
@@ -38,7 +38,7 @@ fn floor_boundary(s: &str, at: usize) -> usize {
 /// Cuts `s` to about `max` UTF-8 bytes by removing its middle, which a visible
 /// marker stands for: the start (two thirds) and the end (a third) survive, since
 /// a tool's output tends to open with what ran and close with how it ended.
-pub fn cut_middle(s: &str, max: usize) -> String {
+pub(crate) fn cut_middle(s: &str, max: usize) -> String {
     if s.len() <= max {
         return s.to_string();
     }
@@ -59,7 +59,7 @@ pub fn cut_middle(s: &str, max: usize) -> String {
 
 /// Collapses every whitespace run (newlines included) to one space and trims,
 /// reading at most about `max` bytes of `s` so huge texts cost nothing.
-pub fn one_line(s: &str, max: usize) -> String {
+pub(crate) fn one_line(s: &str, max: usize) -> String {
     let mut out = String::with_capacity(max.min(s.len()) + 4);
     let mut pending_space = false;
     for c in s.chars() {
@@ -110,7 +110,7 @@ fn is_separator(b: u8) -> bool {
 /// Adds to `out` every path-like token of `text`: it contains `/` and ends in a
 /// known source extension (`src/main.rs`, `./a/b.py:12` → `./a/b.py`). Only the
 /// tokens around a `/` are looked at, so long texts without paths cost one scan.
-pub fn collect_paths(text: &str, out: &mut BTreeSet<String>) {
+pub(crate) fn collect_paths(text: &str, out: &mut BTreeSet<String>) {
     let b = text.as_bytes();
     let mut from = 0;
     while let Some(slash) = b[from..].iter().position(|&c| c == b'/').map(|p| from + p) {
@@ -172,7 +172,7 @@ const PENDING_WORDS: &[&str] = &[
 
 /// Whether `text` mentions pending work (`TODO`, `next`, `follow up` …) as a word:
 /// `nextjs` and `Next.js` do not count. One pass, no allocation.
-pub fn mentions_pending_work(text: &str) -> bool {
+pub(crate) fn mentions_pending_work(text: &str) -> bool {
     let b = text.as_bytes();
     let word_char = |i: usize| {
         b.get(i)
@@ -203,7 +203,7 @@ fn hex4(b: &[u8], at: usize) -> Option<u32> {
 
 /// JSON text with every `\uXXXX` escape of a lone UTF-16 surrogate replaced by
 /// `\ufffd`; `None` when there is none.
-pub fn replace_lone_surrogates(json: &str) -> Option<String> {
+pub(crate) fn replace_lone_surrogates(json: &str) -> Option<String> {
     let b = json.as_bytes();
     let mut out = String::new();
     let (mut last, mut i) = (0, 0);
@@ -242,7 +242,7 @@ pub fn replace_lone_surrogates(json: &str) -> Option<String> {
 }
 
 /// Joins at most `max` items with ", " and says how many more there were.
-pub fn list(items: impl IntoIterator<Item = impl AsRef<str>>, max: usize) -> String {
+pub(crate) fn list(items: impl IntoIterator<Item = impl AsRef<str>>, max: usize) -> String {
     let mut out = String::new();
     let mut n = 0;
     for item in items {

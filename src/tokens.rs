@@ -307,7 +307,7 @@ impl TokenCounter for Estimator {
 /// Estimated tokens of one message: its text, reasoning, tool calls and results,
 /// images at a flat rate, plus the profile's framing overhead. UI-only notices
 /// are never sent to a model and count nothing.
-pub fn message_tokens(m: &Message<'_>, counter: &dyn TokenCounter) -> u64 {
+pub(crate) fn message_tokens(m: &Message<'_>, counter: &dyn TokenCounter) -> u64 {
     if m.role == Role::Notice {
         return 0;
     }

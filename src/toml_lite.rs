@@ -8,7 +8,7 @@
 
 /// A decoded value.
 #[derive(Debug, Clone, PartialEq)]
-pub enum TomlValue {
+pub(crate) enum TomlValue {
     /// A basic or literal string (escapes decoded).
     Str(String),
     /// An integer.
@@ -23,7 +23,7 @@ pub enum TomlValue {
 
 /// One key/value of the document.
 #[derive(Debug, Clone, PartialEq)]
-pub struct TomlEntry {
+pub(crate) struct TomlEntry {
     /// Table path plus the (dotted) key.
     pub path: Vec<String>,
     /// The value.
@@ -34,7 +34,7 @@ pub struct TomlEntry {
 
 /// A syntax error: what and where (byte offset).
 #[derive(Debug, Clone, PartialEq)]
-pub struct TomlError {
+pub(crate) struct TomlError {
     /// What is wrong.
     pub message: String,
     /// Byte offset.
@@ -369,7 +369,7 @@ fn number(t: &str) -> Option<TomlValue> {
 }
 
 /// Every key/value of `text`, in document order.
-pub fn parse(text: &str) -> Result<Vec<TomlEntry>, TomlError> {
+pub(crate) fn parse(text: &str) -> Result<Vec<TomlEntry>, TomlError> {
     let mut p = Parser {
         s: text.as_bytes(),
         text,

@@ -25,7 +25,7 @@ pub struct Trigger {
 /// input tokens, the estimate is that figure plus the tokens of that turn and of
 /// everything after it (they become input too); otherwise the whole history's
 /// estimate. The pending new text is added in both cases.
-pub fn evaluate(
+pub(crate) fn evaluate(
     views: &[Message<'_>],
     system_tokens: u64,
     options: &Options,

@@ -59,7 +59,7 @@ pub enum ResultsPlacement {
 /// A parsed input: where the messages are and in which format. `N` is how the
 /// JSON is held: `&serde_json::Value`, or a node of the JS layer's value tape.
 #[derive(Debug)]
-pub struct Document<'a, N: Node<'a>> {
+pub(crate) struct Document<'a, N: Node<'a>> {
     /// The detected or forced format.
     pub format: Format,
     /// The whole input (array or request object).
@@ -85,7 +85,7 @@ pub enum OutputMessage {
 
 /// How synthesized messages are stamped.
 #[derive(Debug, Clone, Default)]
-pub struct Stamp {
+pub(crate) struct Stamp {
     /// Give synthesized messages an `id` (the input's messages carry ids).
     pub ids: bool,
     /// `created_at` for synthesized Moltis messages; when absent they take the
@@ -104,7 +104,7 @@ const EXPECTED_INPUT: &str =
     "expected an array of messages or a request object with a \"messages\" array";
 
 /// Locates the messages in `root` and settles the format.
-pub fn open<'a, N: Node<'a>>(root: N, forced: Option<Format>) -> Result<Document<'a, N>> {
+pub(crate) fn open<'a, N: Node<'a>>(root: N, forced: Option<Format>) -> Result<Document<'a, N>> {
     let (messages, is_request) = match root.kind() {
         Kind::Array => (root.items().collect::<Vec<N>>(), false),
         Kind::Object => match root.get("messages") {
@@ -140,7 +140,7 @@ pub fn open<'a, N: Node<'a>>(root: N, forced: Option<Format>) -> Result<Document
 }
 
 /// A document of one message (to read a message the library wrote).
-pub fn single<'a, N: Node<'a>>(format: Format, message: N) -> Document<'a, N> {
+pub(crate) fn single<'a, N: Node<'a>>(format: Format, message: N) -> Document<'a, N> {
     Document {
         format,
         root: message,
@@ -184,7 +184,7 @@ fn detect<'a, N: Node<'a>>(root: N, messages: &[N]) -> Format {
 
 impl<'a, N: Node<'a>> Document<'a, N> {
     /// Reads every message into a view, validating what the library relies on.
-    pub fn read(&self) -> Result<Vec<Message<'a>>> {
+    pub(crate) fn read(&self) -> Result<Vec<Message<'a>>> {
         let read = match self.format {
             Format::Openai => openai::read::<N>,
             Format::Anthropic => anthropic::read::<N>,
@@ -202,11 +202,15 @@ impl<'a, N: Node<'a>> Document<'a, N> {
                 }
                 read(*m, i)
             })
-            .collect()
+            .collect::<Result<Vec<_>>>()
+            .map(|mut views| {
+                crate::message::link_results(&mut views);
+                views
+            })
     }
 
     /// The system prompt held outside the messages (Anthropic `system`), as text parts.
-    pub fn system_texts(&self) -> Vec<&'a str> {
+    pub(crate) fn system_texts(&self) -> Vec<&'a str> {
         if !self.is_request {
             return Vec::new();
         }
@@ -221,7 +225,12 @@ impl<'a, N: Node<'a>> Document<'a, N> {
     }
 
     /// Renders `plan` into messages of this document's format.
-    pub fn render(&self, views: &[Message<'_>], plan: &Plan, stamp: &Stamp) -> Vec<OutputMessage> {
+    pub(crate) fn render(
+        &self,
+        views: &[Message<'_>],
+        plan: &Plan,
+        stamp: &Stamp,
+    ) -> Vec<OutputMessage> {
         let mut out = Vec::with_capacity(plan.len());
         for (pos, step) in plan.iter().enumerate() {
             match step {
@@ -273,7 +282,7 @@ impl<'a, N: Node<'a>> Document<'a, N> {
     /// the OpenAI-like formats open with the `system` message (Anthropic keeps it
     /// apart), Moltis messages become plain OpenAI messages, and the final
     /// `instruction` closes it.
-    pub fn render_request(
+    pub(crate) fn render_request(
         &self,
         views: &[Message<'_>],
         plan: &Plan,

@@ -7,15 +7,15 @@ use crate::modes::{drop_empty, newest_summary, Decision};
 use crate::plan::bound::{bound, SUMMARY_BUDGET};
 use crate::plan::facts::{gather, result_tool_name};
 use crate::plan::prune::describe_call;
-use crate::plan::window::{leading_system, owners};
+use crate::plan::window::leading_system;
 use crate::plan::{Step, Synthetic};
 use crate::summary::prompts::SUMMARY_PREAMBLE;
 use crate::text::{one_line, truncate, SUMMARY_PREFIX};
 
 /// Opens the summary message.
-pub const PREAMBLE: &str = "This session is being continued from a previous conversation that ran out of context. The summary below covers the earlier portion of the conversation.";
+pub(crate) const PREAMBLE: &str = "This session is being continued from a previous conversation that ran out of context. The summary below covers the earlier portion of the conversation.";
 /// Closes the summary message; never cut.
-pub const DIRECTIVE: &str = "Continue the conversation from where it left off without asking the user any further questions. Resume directly — do not acknowledge the summary, do not recap what was happening, and do not preface with continuation text.";
+pub(crate) const DIRECTIVE: &str = "Continue the conversation from where it left off without asking the user any further questions. Resume directly — do not acknowledge the summary, do not recap what was happening, and do not preface with continuation text.";
 
 const PREVIEW_BYTES: usize = 160;
 const TIMELINE_HEAD: usize = 3;
@@ -23,7 +23,7 @@ const TIMELINE_TAIL: usize = 5;
 const MAX_KEY_FILES: usize = 8;
 
 /// Plans the deterministic compaction of `views`.
-pub fn plan(views: &[Message<'_>]) -> Result<Decision> {
+pub(crate) fn plan(views: &[Message<'_>]) -> Result<Decision> {
     let lead = leading_system(views);
     if lead == views.len() {
         return Err(Error::new(
@@ -121,7 +121,6 @@ fn prior_highlights(text: &str) -> Vec<String> {
 
 /// Highlights and timeline of the messages `picked`.
 fn summarize(views: &[Message<'_>], picked: &[usize]) -> (Vec<String>, Vec<String>) {
-    let owner = owners(views);
     let msgs: Vec<&Message> = picked.iter().map(|&i| &views[i]).collect();
     let count = |r: Role| msgs.iter().filter(|m| m.role == r).count();
     let mut out = vec![format!(
@@ -182,7 +181,7 @@ fn summarize(views: &[Message<'_>], picked: &[usize]) -> (Vec<String>, Vec<Strin
         let line = format!(
             "  - {}: {}",
             msgs[i].role.label(),
-            preview(views, &owner, picked[i])
+            preview(views, picked[i])
         );
         truncate(&line, width)
     };
@@ -219,7 +218,7 @@ fn fitting_list<'a>(prefix: &str, items: impl Iterator<Item = impl AsRef<str> + 
 }
 
 /// One timeline line: texts, tool calls and tool results (with their output).
-fn preview(views: &[Message<'_>], owner: &[Option<usize>], i: usize) -> String {
+fn preview(views: &[Message<'_>], i: usize) -> String {
     let m = &views[i];
     let mut parts: Vec<String> = m
         .texts
@@ -231,7 +230,7 @@ fn preview(views: &[Message<'_>], owner: &[Option<usize>], i: usize) -> String {
         parts.push(format!("tool_use {}", describe_call(c)));
     }
     for r in &m.results {
-        let name = result_tool_name(views, owner, i, r.id)
+        let name = result_tool_name(views, i, r)
             .or(r.name)
             .unwrap_or("unknown");
         let error = if r.is_error { "error " } else { "" };

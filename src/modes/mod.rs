@@ -13,7 +13,7 @@ use crate::text::SUMMARY_PREFIX;
 
 /// What a mode decided.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Decision {
+pub(crate) struct Decision {
     /// The output history as steps.
     pub plan: Plan,
     /// The summary text, for modes that write one.
@@ -23,7 +23,7 @@ pub struct Decision {
 }
 
 /// Removes kept messages that are empty (providers reject them), with a warning each.
-pub fn drop_empty(plan: Plan, views: &[Message<'_>], warnings: &mut Vec<Warning>) -> Plan {
+pub(crate) fn drop_empty(plan: Plan, views: &[Message<'_>], warnings: &mut Vec<Warning>) -> Plan {
     plan.into_iter()
         .filter(|step| match step {
             Step::Keep { index, .. } if views[*index].is_empty() => {

@@ -10,14 +10,14 @@ use crate::options::Options;
 use crate::plan::facts::{gather, Facts, LATEST_REQUEST};
 use crate::plan::pairs::repair;
 use crate::plan::prune::edits_for;
-use crate::plan::window::{align_back, owners, suffix_within, window, Window};
+use crate::plan::window::{align_back, suffix_within, window, Window};
 use crate::plan::{Plan, Step, Synthetic};
 use crate::text::{list, one_line, MARKER_PREFIX};
 
 use std::ops::Range;
 
 /// Plans the recency-preserving compaction of `views`.
-pub fn plan(
+pub(crate) fn plan(
     views: &[Message<'_>],
     options: &Options,
     placement: ResultsPlacement,
@@ -114,14 +114,13 @@ fn prune(
     views: &[Message<'_>],
     options: &Options,
 ) -> (Plan, usize) {
-    let owner = owners(views);
     let mut pruned = 0;
     let steps = steps
         .into_iter()
         .enumerate()
         .map(|(pos, step)| match step {
             Step::Keep { index, .. } if positions.contains(&pos) => {
-                let edits = edits_for(views, &owner, index, options.tool_prune_char_threshold);
+                let edits = edits_for(views, index, options.tool_prune_char_threshold);
                 pruned += edits.len();
                 Step::Keep { index, edits }
             }

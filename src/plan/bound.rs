@@ -7,7 +7,7 @@ use crate::text::truncate;
 
 /// A budget for a block of lines.
 #[derive(Debug, Clone, Copy)]
-pub struct Budget {
+pub(crate) struct Budget {
     /// Maximum total bytes (lines joined with `\n`).
     pub bytes: usize,
     /// Maximum number of lines.
@@ -17,7 +17,7 @@ pub struct Budget {
 }
 
 /// The deterministic summary's budget (Moltis's 1200 bytes / 24 lines / 160 bytes).
-pub const SUMMARY_BUDGET: Budget = Budget {
+pub(crate) const SUMMARY_BUDGET: Budget = Budget {
     bytes: 1200,
     lines: 24,
     line_bytes: 160,
@@ -50,7 +50,7 @@ fn omitted(n: usize) -> String {
 }
 
 /// Bounds `lines` to `budget`; returns the surviving lines (notice included).
-pub fn bound(lines: &[String], budget: Budget) -> Vec<String> {
+pub(crate) fn bound(lines: &[String], budget: Budget) -> Vec<String> {
     let lines: Vec<String> = lines
         .iter()
         .map(|l| truncate(l, budget.line_bytes))

@@ -3,16 +3,15 @@
 
 use std::collections::BTreeSet;
 
-use crate::message::{Message, Role};
-use crate::plan::window::owners;
+use crate::message::{Message, Role, ToolOutput};
 use crate::text::{collect_paths, is_synthetic, mentions_pending_work, MARKER_PREFIX};
 
 /// The digest line that carries the newest user request forward.
-pub const LATEST_REQUEST: &str = "- Latest user request: ";
+pub(crate) const LATEST_REQUEST: &str = "- Latest user request: ";
 
 /// Facts about `views[range]`.
 #[derive(Debug, Default)]
-pub struct Facts<'a> {
+pub(crate) struct Facts<'a> {
     /// User requests, oldest first (including one an earlier marker carried forward).
     pub requests: Vec<&'a str>,
     /// Tools called or answered, sorted and deduplicated.
@@ -25,8 +24,7 @@ pub struct Facts<'a> {
 
 /// Gathers the facts of the messages `picked` (input indices, in order; tool
 /// names of results are looked up in the calls they answer, wherever those are).
-pub fn gather<'a>(views: &[Message<'a>], picked: &[usize]) -> Facts<'a> {
-    let owner = owners(views);
+pub(crate) fn gather<'a>(views: &[Message<'a>], picked: &[usize]) -> Facts<'a> {
     let mut f = Facts::default();
     for &i in picked {
         let m = &views[i];
@@ -35,7 +33,7 @@ pub fn gather<'a>(views: &[Message<'a>], picked: &[usize]) -> Facts<'a> {
             collect_paths(&c.args.text(), &mut f.files);
         }
         for r in &m.results {
-            if let Some(name) = result_tool_name(views, &owner, i, r.id).or(r.name) {
+            if let Some(name) = result_tool_name(views, i, r).or(r.name) {
                 f.tools.insert(name);
             }
         }
@@ -63,14 +61,11 @@ pub fn gather<'a>(views: &[Message<'a>], picked: &[usize]) -> Facts<'a> {
     f
 }
 
-/// The name of the tool whose call the result `id` in message `i` answers
-/// (`owner` from [`owners`]).
-pub fn result_tool_name<'a>(
+/// The name of the tool whose call the result `r` of message `i` answers.
+pub(crate) fn result_tool_name<'a>(
     views: &[Message<'a>],
-    owner: &[Option<usize>],
     i: usize,
-    id: &str,
+    r: &ToolOutput<'_>,
 ) -> Option<&'a str> {
-    let o = owner[i]?;
-    views[o].calls.iter().find(|c| c.id == id).map(|c| c.name)
+    Some(views[views[i].owner?].calls[r.call?].name)
 }

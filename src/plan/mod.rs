@@ -13,14 +13,14 @@ pub(crate) mod window;
 use serde_json::Value;
 
 /// First line of a placeholder that replaces a bulky old tool output.
-pub const PLACEHOLDER: &str = "[Old tool output cleared to save context space]";
+pub(crate) const PLACEHOLDER: &str = "[Old tool output cleared to save context space]";
 
 /// Text of a stub result for a call whose real result was compacted away.
-pub const STUB_TEXT: &str = "[Result from earlier conversation — see context summary above]";
+pub(crate) const STUB_TEXT: &str = "[Result from earlier conversation — see context summary above]";
 
 /// One step of the output history.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Step {
+pub(crate) enum Step {
     /// Copy input message `index`, applying `edits` (none: verbatim).
     Keep {
         /// Index into the input messages.
@@ -34,7 +34,7 @@ pub enum Step {
 
 impl Step {
     /// A verbatim copy of input message `index`.
-    pub fn keep(index: usize) -> Step {
+    pub(crate) fn keep(index: usize) -> Step {
         Step::Keep {
             index,
             edits: Vec::new(),
@@ -44,7 +44,7 @@ impl Step {
 
 /// A change to a kept message, addressed through its view (result / call number).
 #[derive(Debug, Clone, PartialEq)]
-pub enum Edit {
+pub(crate) enum Edit {
     /// Replace the output of the message's `result`-th tool result with `text`
     /// (a placeholder, or a shortened copy for the summarizer).
     ReplaceOutput {
@@ -82,7 +82,7 @@ pub enum Edit {
 
 /// A message the library synthesizes, built in the input's format.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Synthetic {
+pub(crate) enum Synthetic {
     /// A `[Conversation Summary]` user message (full text).
     Summary(String),
     /// A `[Conversation Compacted]` user message (full text).
@@ -96,4 +96,4 @@ pub enum Synthetic {
 }
 
 /// The output history as steps, in order.
-pub type Plan = Vec<Step>;
+pub(crate) type Plan = Vec<Step>;

@@ -10,14 +10,15 @@ use std::collections::HashSet;
 
 use crate::formats::ResultsPlacement;
 use crate::message::{Message, Role};
-use crate::plan::window::owners;
 use crate::plan::{Edit, Plan, Step, Synthetic};
 
 /// The assistant whose calls are waiting for results.
 struct OpenGroup<'a> {
     /// Input index of the assistant message.
     index: usize,
+    /// Its call ids, in order (for the stubs) and as a set (to look results up).
     calls: Vec<&'a str>,
+    ids: HashSet<&'a str>,
     answered: HashSet<&'a str>,
     /// Output position of the first kept message that carries its results.
     first_results: Option<usize>,
@@ -37,7 +38,7 @@ fn pending_calls(views: &[Message<'_>]) -> Option<usize> {
 /// the calls of an assistant at the very end of the input whose tools are still
 /// running stay unanswered (their results are about to be appended); a
 /// summarizer's input needs every call answered, so it passes `false`.
-pub fn repair(
+pub(crate) fn repair(
     plan: Plan,
     views: &[Message<'_>],
     placement: ResultsPlacement,
@@ -69,6 +70,7 @@ pub fn repair(
                 group = Some(OpenGroup {
                     index,
                     calls: m.calls.iter().map(|c| c.id).collect(),
+                    ids: m.calls.iter().map(|c| c.id).collect(),
                     answered: HashSet::new(),
                     first_results: None,
                 });
@@ -84,7 +86,7 @@ pub fn repair(
         match open {
             Some(g) => {
                 for (k, r) in m.results.iter().enumerate() {
-                    if !(g.calls.contains(&r.id) && g.answered.insert(r.id)) {
+                    if !(g.ids.contains(r.id) && g.answered.insert(r.id)) {
                         orphans.push(k);
                     }
                 }
@@ -110,14 +112,9 @@ pub fn repair(
 /// assistant message its group follows: its message index and id.
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
 pub(crate) fn first_orphan<'a>(views: &[Message<'a>], from: usize) -> Option<(usize, &'a str)> {
-    let owner = owners(views);
     (from..views.len()).find_map(|i| {
-        let calls = owner[i].map_or(&[][..], |o| views[o].calls.as_slice());
-        views[i]
-            .results
-            .iter()
-            .find(|r| !calls.iter().any(|c| c.id == r.id))
-            .map(|r| (i, r.id))
+        let r = views[i].results.iter().find(|r| r.call.is_none())?;
+        Some((i, r.id))
     })
 }
 

@@ -28,9 +28,8 @@ const KEY_ARGS: &[&str] = &[
 
 /// The edits that prune message `i`: placeholders for its tool outputs over
 /// `threshold` bytes, shortened arguments for its tool calls over `threshold`.
-pub fn edits_for(
+pub(crate) fn edits_for(
     views: &[Message<'_>],
-    owners: &[Option<usize>],
     i: usize,
     threshold: usize,
 ) -> Vec<Edit> {
@@ -40,7 +39,7 @@ pub fn edits_for(
         if r.is_placeholder || r.bytes <= threshold {
             continue;
         }
-        let call = owners[i].and_then(|o| views[o].calls.iter().find(|c| c.id == r.id));
+        let call = m.owner.zip(r.call).map(|(o, k)| &views[o].calls[k]);
         let what = match call {
             Some(c) => format!("Tool: {}", describe_call(c)),
             None => format!("Tool: {}", r.name.unwrap_or("unknown")),
@@ -70,7 +69,7 @@ pub fn edits_for(
 }
 
 /// `Read(file_path: src/main.rs)`: the tool's name and its most telling argument.
-pub fn describe_call(call: &Call<'_>) -> String {
+pub(crate) fn describe_call(call: &Call<'_>) -> String {
     let parsed = call.args.parsed();
     let key = parsed.as_deref().and_then(|v| {
         let obj = v.as_object()?;

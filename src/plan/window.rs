@@ -8,7 +8,7 @@ use crate::options::Options;
 
 /// The verbatim head `[0, head_end)` and tail `[tail_start, n)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Window {
+pub(crate) struct Window {
     /// End (exclusive) of the head.
     pub head_end: usize,
     /// Start of the tail; `head_end >= tail_start` means nothing is left between them.
@@ -19,13 +19,13 @@ pub struct Window {
 
 impl Window {
     /// Whether head and tail already cover the whole history.
-    pub fn covers_all(&self) -> bool {
+    pub(crate) fn covers_all(&self) -> bool {
         self.head_end >= self.tail_start
     }
 }
 
 /// Number of system messages at the start of the history.
-pub fn leading_system(views: &[Message<'_>]) -> usize {
+pub(crate) fn leading_system(views: &[Message<'_>]) -> usize {
     views.iter().take_while(|m| m.role == Role::System).count()
 }
 
@@ -36,7 +36,7 @@ fn inside_group(m: &Message<'_>) -> bool {
 }
 
 /// Moves `start` back until it does not split a tool group, but never below `floor`.
-pub fn align_back(views: &[Message<'_>], mut start: usize, floor: usize) -> usize {
+pub(crate) fn align_back(views: &[Message<'_>], mut start: usize, floor: usize) -> usize {
     while start > floor && start < views.len() && inside_group(&views[start]) {
         start -= 1;
     }
@@ -45,7 +45,12 @@ pub fn align_back(views: &[Message<'_>], mut start: usize, floor: usize) -> usiz
 
 /// Walks back from the end keeping messages while they fit `budget` tokens;
 /// returns the start of that contiguous suffix (at least the last message).
-pub fn suffix_within(views: &[Message<'_>], floor: usize, budget: u64, min_count: usize) -> usize {
+pub(crate) fn suffix_within(
+    views: &[Message<'_>],
+    floor: usize,
+    budget: u64,
+    min_count: usize,
+) -> usize {
     let n = views.len();
     let mut acc = 0u64;
     let mut start = n;
@@ -62,7 +67,7 @@ pub fn suffix_within(views: &[Message<'_>], floor: usize, budget: u64, min_count
 }
 
 /// Computes head and tail for `views` under `options`.
-pub fn window(views: &[Message<'_>], options: &Options) -> Window {
+pub(crate) fn window(views: &[Message<'_>], options: &Options) -> Window {
     let n = views.len();
     let mut head_end = options.protect_head.min(n).max(leading_system(views));
     // Extend the head over the results of its last assistant's calls.
@@ -77,25 +82,6 @@ pub fn window(views: &[Message<'_>], options: &Options) -> Window {
         tail_start,
         tail_min,
     }
-}
-
-/// For each message that carries results, the index of the assistant message whose
-/// calls it answers (the nearest earlier message that carries no results, if that
-/// is an assistant with calls).
-pub fn owners(views: &[Message<'_>]) -> Vec<Option<usize>> {
-    let mut owner = None;
-    views
-        .iter()
-        .enumerate()
-        .map(|(i, m)| {
-            if inside_group(m) {
-                owner
-            } else {
-                owner = (m.role == Role::Assistant && !m.calls.is_empty()).then_some(i);
-                None
-            }
-        })
-        .collect()
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ fn heading_of(line: &str) -> Option<usize> {
 
 /// What is wrong with `summary`, as reasons a retry can be told; empty when it
 /// passes. A summary may be at most `2 × max_tokens` tokens.
-pub fn check(summary: &str, max_tokens: u64, counter: &dyn TokenCounter) -> Vec<String> {
+pub(crate) fn check(summary: &str, max_tokens: u64, counter: &dyn TokenCounter) -> Vec<String> {
     let lines: Vec<&str> = summary.lines().collect();
     let found: Vec<Option<usize>> = (0..TEMPLATE_HEADINGS.len())
         .map(|h| lines.iter().position(|l| heading_of(l) == Some(h)))
