@@ -2,6 +2,7 @@
 //! wrong, where, and how to fix it.
 
 use std::fmt;
+use std::sync::Arc;
 
 /// What went wrong, as a stable code (the same strings reach JS as `error.code`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -47,12 +48,23 @@ impl ErrorKind {
     }
 }
 
-/// An error with a stable [`ErrorKind`] and a specific, lowercase message.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// An error with a stable [`ErrorKind`], a specific, lowercase message, and the
+/// underlying error where there is one (a JSON syntax error, say).
+#[derive(Debug, Clone)]
 pub struct Error {
     kind: ErrorKind,
     message: String,
+    source: Option<Arc<dyn std::error::Error + Send + Sync>>,
 }
+
+/// Errors are equal when kind and message are (the source is not compared).
+impl PartialEq for Error {
+    fn eq(&self, other: &Self) -> bool {
+        self.kind == other.kind && self.message == other.message
+    }
+}
+
+impl Eq for Error {}
 
 impl Error {
     /// Builds an error of `kind` with `message`.
@@ -60,7 +72,17 @@ impl Error {
         Error {
             kind,
             message: message.into(),
+            source: None,
         }
+    }
+
+    /// The same error, caused by `source`.
+    pub(crate) fn caused_by(
+        mut self,
+        source: impl std::error::Error + Send + Sync + 'static,
+    ) -> Self {
+        self.source = Some(Arc::new(source));
+        self
     }
 
     /// An [`ErrorKind::InvalidInput`] error located at `path` (e.g. `messages[3].role`).
@@ -95,7 +117,29 @@ impl fmt::Display for Error {
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source
+            .as_deref()
+            .map(|e| e as &(dyn std::error::Error + 'static))
+    }
+}
 
 /// Shorthand for results of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_underlying_error_is_the_source() {
+        use std::error::Error as _;
+        let e = crate::options::from_json_text("{nope").expect_err("bad JSON");
+        assert_eq!(e.kind(), ErrorKind::InvalidConfig);
+        assert!(e
+            .source()
+            .is_some_and(|s| s.to_string().contains("key must be a string")));
+        assert!(Error::new(ErrorKind::Aborted, "x").source().is_none());
+    }
+}

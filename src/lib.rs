@@ -235,7 +235,9 @@ pub(crate) fn step<'a, N: Node<'a>>(
     };
     let turn = match o.mode {
         Mode::Deterministic => Turn::Done(offline(modes::deterministic::plan(&views)?)),
-        Mode::RecencyPreserving => Turn::Done(offline(modes::recency::plan(&views, o, placement)?)),
+        Mode::RecencyPreserving => Turn::Done(offline(modes::recency::plan(
+            &views, o, placement, counter,
+        )?)),
         Mode::Structured => modes::structured::step(&views, o, placement, counter, replies)?,
         Mode::LlmReplace => modes::llm_replace::step(&views, o, placement, counter, replies)?,
     };
@@ -302,6 +304,30 @@ fn finish<'a, N: Node<'a>>(
             ),
         ));
     }
+    let target = o.trigger_tokens();
+    let fits = tokens_after <= target;
+    let mut warnings: Vec<Warning> = config.warnings.clone();
+    warnings.extend(done.outcome.warnings);
+    if !fits {
+        // What no mode may shrink: the system prompt and the newest request.
+        let newest = plan::window::newest_request(views);
+        let fixed = system
+            + views
+                .iter()
+                .filter(|m| m.role == message::Role::System)
+                .map(|m| m.tokens)
+                .sum::<u64>()
+            + newest.map_or(0, |i| views[i].tokens);
+        warnings.push(Warning {
+            code: "DOES_NOT_FIT",
+            message: format!(
+                "the result is about {} but should stay under {} (contextWindow × thresholdPercent); the system messages and the newest request alone take {}",
+                text::count(tokens_after, "token"),
+                text::count(target, "token"),
+                text::count(fixed, "token")
+            ),
+        });
+    }
     let mut usage = Usage::default();
     let mut estimated = false;
     for reply in replies {
@@ -329,6 +355,7 @@ fn finish<'a, N: Node<'a>>(
             messages_after: output.len(),
             tokens_before,
             tokens_after,
+            fits,
             compaction_input_tokens: usage.input_tokens,
             compaction_output_tokens: usage.output_tokens,
             compaction_total_tokens: usage.input_tokens + usage.output_tokens,
@@ -337,12 +364,7 @@ fn finish<'a, N: Node<'a>>(
         },
         output,
         summary: done.outcome.summary,
-        warnings: config
-            .warnings
-            .iter()
-            .cloned()
-            .chain(done.outcome.warnings)
-            .collect(),
+        warnings,
     })
 }
 

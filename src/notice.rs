@@ -5,6 +5,7 @@ use serde::Serialize;
 use crate::formats::Format;
 use crate::options::Mode;
 use crate::summarizer::Usage;
+use crate::text::count;
 
 /// The settings hint line.
 pub(crate) const SETTINGS_HINT: &str =
@@ -43,6 +44,10 @@ pub struct Notice {
     pub tokens_before: u64,
     /// Estimated tokens of the output.
     pub tokens_after: u64,
+    /// Whether the output stays under the auto-compact trigger (context window ×
+    /// threshold), so it fits the window with room for the next turn; when not, a
+    /// `DOES_NOT_FIT` warning gives the numbers.
+    pub fits: bool,
     /// Summarizer input tokens (0 for offline modes).
     pub compaction_input_tokens: u64,
     /// Summarizer output tokens.
@@ -73,9 +78,12 @@ pub(crate) fn text(
     let usage = if total == 0 {
         format!("No LLM tokens used ({} strategy)", mode.label_lowercase())
     } else if estimated {
-        format!("Used about {total} tokens ({input} in + {output} out, estimated)")
+        format!(
+            "Used about {} ({input} in + {output} out, estimated)",
+            count(total, "token")
+        )
     } else {
-        format!("Used {total} tokens ({input} in + {output} out)")
+        format!("Used {} ({input} in + {output} out)", count(total, "token"))
     };
     let mut t = format!("🧹 Conversation compacted\nMode: {}\n{usage}", mode.label());
     if let Some(f) = fallback {

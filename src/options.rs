@@ -3,6 +3,8 @@
 //! (camelCase or snake_case keys).
 
 use serde::Serialize;
+use std::collections::{HashMap, HashSet};
+
 use serde_json::Value;
 
 use crate::error::{Error, Result};
@@ -110,6 +112,14 @@ pub struct Options {
     pub random_seed: Option<u64>,
     /// Unknown keys are errors instead of warnings.
     pub strict: bool,
+    /// Messages kept verbatim in every mode, by input index (the JS layer also
+    /// turns a `pin` function into this list).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pin: Vec<usize>,
+    /// Roles whose messages are kept verbatim in every mode (`system`, `user`,
+    /// `assistant`, `tool`; `developer` is `system`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub pin_roles: Vec<String>,
 }
 
 impl Default for Options {
@@ -132,6 +142,8 @@ impl Default for Options {
             random_ids: false,
             random_seed: None,
             strict: false,
+            pin: Vec::new(),
+            pin_roles: Vec::new(),
         }
     }
 }
@@ -173,12 +185,14 @@ pub struct ParsedOptions {
     pub warnings: Vec<Warning>,
 }
 
-/// A scalar as it came from TOML or JSON, before validation.
+/// A value as it came from TOML or JSON, before validation.
+#[derive(Debug, Clone, PartialEq)]
 enum Given {
     Str(String),
     Int(i64),
     Float(f64),
     Bool(bool),
+    List(Vec<Given>),
     Other(&'static str),
 }
 
@@ -188,7 +202,34 @@ impl Given {
             Given::Str(_) => "a string",
             Given::Int(_) | Given::Float(_) => "a number",
             Given::Bool(_) => "a boolean",
+            Given::List(_) => "an array",
             Given::Other(t) => t,
+        }
+    }
+
+    fn from_json(v: &Value) -> Given {
+        match v {
+            Value::String(s) => Given::Str(s.clone()),
+            Value::Bool(b) => Given::Bool(*b),
+            Value::Number(n) => match n.as_i64() {
+                Some(i) => Given::Int(i),
+                None => Given::Float(n.as_f64().unwrap_or(f64::NAN)),
+            },
+            Value::Array(items) => Given::List(items.iter().map(Given::from_json).collect()),
+            other => Given::Other(crate::formats::type_name(other)),
+        }
+    }
+
+    fn from_toml(v: TomlValue) -> Given {
+        match v {
+            TomlValue::Str(s) => Given::Str(s),
+            TomlValue::Int(i) => Given::Int(i),
+            TomlValue::Float(f) => Given::Float(f),
+            TomlValue::Bool(b) => Given::Bool(b),
+            TomlValue::Array(items) => {
+                Given::List(items.into_iter().map(Given::from_toml).collect())
+            }
+            TomlValue::Other(kind) => Given::Other(kind),
         }
     }
 }
@@ -202,6 +243,9 @@ struct Entry {
     /// `(line, column)`, 1-based, for TOML input.
     location: Option<(usize, usize)>,
 }
+
+/// Roles `pin_roles` accepts.
+const PIN_ROLES: &[&str] = &["system", "developer", "user", "assistant", "tool"];
 
 /// Keys handled by the JS layer (functions, signals): known, not validated here.
 const JS_ONLY_KEYS: &[&str] = &["summarize", "count_tokens", "signal", "timeout_ms"];
@@ -241,6 +285,13 @@ impl Entry {
         match &self.value {
             Given::Str(s) => Ok(s),
             _ => Err(self.wrong_type("a string")),
+        }
+    }
+
+    fn list(&self, expected: &str) -> Result<&[Given]> {
+        match &self.value {
+            Given::List(items) => Ok(items),
+            _ => Err(self.wrong_type(expected)),
         }
     }
 
@@ -371,6 +422,41 @@ fn validate(entries: Vec<Entry>) -> Result<ParsedOptions> {
             "max_summary_tokens" => o.max_summary_tokens = e.integer(&mut warnings)?,
             "context_window" => o.context_window = e.integer(&mut warnings)?,
             "summary_model" => o.summary_model = Some(e.string()?.to_string()),
+            "pin" => {
+                o.pin = e
+                    .list("an array of message indices")?
+                    .iter()
+                    .map(|g| match g {
+                        Given::Int(i) if *i >= 0 => Ok(to_usize(*i as u64)),
+                        Given::Float(f) if f.fract() == 0.0 && *f >= 0.0 => Ok(*f as usize),
+                        other => Err(Error::config(format!(
+                            "{}: expected an array of message indices, found {}{}",
+                            e.name,
+                            other.type_name(),
+                            e.here()
+                        ))),
+                    })
+                    .collect::<Result<_>>()?;
+            }
+            "pin_roles" => {
+                o.pin_roles = e
+                    .list("an array of roles")?
+                    .iter()
+                    .map(|g| match g {
+                        Given::Str(r) if PIN_ROLES.contains(&r.as_str()) => Ok(r.clone()),
+                        other => Err(Error::config(format!(
+                            "{}: expected roles among {}, found {}{}",
+                            e.name,
+                            PIN_ROLES.join(", "),
+                            match other {
+                                Given::Str(r) => format!("{r:?}"),
+                                _ => other.type_name().to_string(),
+                            },
+                            e.here()
+                        ))),
+                    })
+                    .collect::<Result<_>>()?;
+            }
             "show_settings_hint" => o.show_settings_hint = e.boolean()?,
             "random_ids" => o.random_ids = e.boolean()?,
             "random_seed" => o.random_seed = Some(e.integer(&mut warnings)?),
@@ -442,24 +528,28 @@ pub fn from_json(value: &Value) -> Result<ParsedOptions> {
             )))
         }
     };
-    let entries = obj
+    let entries: Vec<Entry> = obj
         .iter()
         .filter(|(_, v)| !v.is_null())
         .map(|(k, v)| Entry {
             key: snake_case(k),
             name: k.clone(),
-            value: match v {
-                Value::String(s) => Given::Str(s.clone()),
-                Value::Bool(b) => Given::Bool(*b),
-                Value::Number(n) => match n.as_i64() {
-                    Some(i) => Given::Int(i),
-                    None => Given::Float(n.as_f64().unwrap_or(f64::NAN)),
-                },
-                other => Given::Other(crate::formats::type_name(other)),
-            },
+            value: Given::from_json(v),
             location: None,
         })
         .collect();
+    // `contextWindow` and `context_window` are one option: two different values are a mistake.
+    let mut seen: HashMap<&str, &Entry> = HashMap::new();
+    for e in &entries {
+        if let Some(first) = seen.insert(&e.key, e) {
+            if first.value != e.value {
+                return Err(Error::config(format!(
+                    "{} and {} are the same option, given two different values; keep one",
+                    first.name, e.name
+                )));
+            }
+        }
+    }
     validate(entries)
 }
 
@@ -469,16 +559,17 @@ pub fn from_json_text(text: &str) -> Result<ParsedOptions> {
         return from_json(&Value::Null);
     }
     let value = serde_json::from_str(text)
-        .map_err(|e| Error::config(format!("options is not valid JSON: {e}")))?;
+        .map_err(|e| Error::config(format!("options is not valid JSON: {e}")).caused_by(e))?;
     from_json(&value)
 }
 
 /// Options from a TOML document: the `[chat.compaction]` table of a moltis.toml
 /// (a document with a `chat` table), or a document whose top level is that table.
 pub fn from_toml(text: &str) -> Result<ParsedOptions> {
-    let at = |offset: usize| Some(line_col(text, offset));
+    let lines = LineIndex::new(text);
+    let at = |offset: usize| Some(lines.line_col(offset));
     let entries = toml_lite::parse(text).map_err(|e| {
-        let (l, c) = line_col(text, e.offset);
+        let (l, c) = lines.line_col(e.offset);
         Error::config(format!(
             "invalid TOML (line {l}, column {c}): {}",
             e.message
@@ -489,19 +580,20 @@ pub fn from_toml(text: &str) -> Result<ParsedOptions> {
         .any(|e| e.path.len() >= 2 && e.path[0] == "chat");
     let prefix: &[&str] = if moltis { &["chat", "compaction"] } else { &[] };
     let mut options: Vec<Entry> = Vec::new();
+    let mut names: HashSet<String> = HashSet::new();
     for e in entries {
         if !e.path.iter().zip(prefix).all(|(a, b)| a == b) || e.path.len() < prefix.len() {
             continue;
         }
         let Some(key) = e.path.get(prefix.len()) else {
-            let (l, c) = line_col(text, e.offset);
+            let (l, c) = lines.line_col(e.offset);
             return Err(Error::config(format!(
                 "chat.compaction: expected a table of options ([chat.compaction]), got a value (line {l}, column {c})"
             )));
         };
-        if options.iter().any(|o| &o.name == key) {
+        if !names.insert(key.clone()) {
             if e.path.len() == prefix.len() + 1 {
-                let (l, c) = line_col(text, e.offset);
+                let (l, c) = lines.line_col(e.offset);
                 return Err(Error::config(format!(
                     "{key}: set twice (line {l}, column {c}); keep one"
                 )));
@@ -511,13 +603,7 @@ pub fn from_toml(text: &str) -> Result<ParsedOptions> {
         let value = if e.path.len() > prefix.len() + 1 {
             Given::Other("a table")
         } else {
-            match e.value {
-                TomlValue::Str(s) => Given::Str(s),
-                TomlValue::Int(i) => Given::Int(i),
-                TomlValue::Float(f) => Given::Float(f),
-                TomlValue::Bool(b) => Given::Bool(b),
-                TomlValue::Other(kind) => Given::Other(kind),
-            }
+            Given::from_toml(e.value)
         };
         options.push(Entry {
             key: snake_case(key),
@@ -529,12 +615,32 @@ pub fn from_toml(text: &str) -> Result<ParsedOptions> {
     validate(options)
 }
 
-/// 1-based line and column (in characters) of byte `offset` in `text`.
-fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let before = text.get(..offset.min(text.len())).unwrap_or(text);
-    let line = before.matches('\n').count() + 1;
-    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-    (line, col)
+/// Where the lines of a text start, to turn byte offsets into 1-based line and
+/// column (in characters) without rescanning the text for each one.
+struct LineIndex<'t> {
+    text: &'t str,
+    starts: Vec<usize>,
+}
+
+impl<'t> LineIndex<'t> {
+    fn new(text: &'t str) -> Self {
+        let starts = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        LineIndex { text, starts }
+    }
+
+    fn line_col(&self, offset: usize) -> (usize, usize) {
+        let offset = offset.min(self.text.len());
+        let line = self.starts.partition_point(|s| *s <= offset);
+        let start = self.starts[line.saturating_sub(1)];
+        let col = self
+            .text
+            .get(start..offset)
+            .map_or(0, |l| l.chars().count())
+            + 1;
+        (line, col)
+    }
 }
 
 #[cfg(test)]
@@ -558,6 +664,9 @@ mod tests {
 
     #[test]
     fn line_col_counts_from_one() {
-        assert_eq!(line_col("a\nbc = 1", 3), (2, 2));
+        let lines = LineIndex::new("a\nbc = 1\nx");
+        assert_eq!(lines.line_col(3), (2, 2));
+        assert_eq!(lines.line_col(0), (1, 1));
+        assert_eq!(lines.line_col(9), (3, 1));
     }
 }

@@ -26,6 +26,16 @@ pub(crate) fn truncate(s: &str, max: usize) -> String {
     format!("{}…", &s[..end])
 }
 
+/// `n` and the noun, singular or plural: `1 message`, `2 messages`.
+pub(crate) fn count(n: impl Into<u64>, noun: &str) -> String {
+    let n = n.into();
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// The largest char boundary of `s` at or below `at`.
 fn floor_boundary(s: &str, at: usize) -> usize {
     let mut at = at.min(s.len());
@@ -50,9 +60,9 @@ pub(crate) fn cut_middle(s: &str, max: usize) -> String {
         tail += 1;
     }
     format!(
-        "{}\n[… {} bytes cut …]\n{}",
+        "{}\n[… {} cut …]\n{}",
         &s[..head],
-        tail - head,
+        count(tail as u64 - head as u64, "byte"),
         &s[tail..]
     )
 }

@@ -17,7 +17,9 @@ pub(crate) enum TomlValue {
     Float(f64),
     /// A boolean.
     Bool(bool),
-    /// Anything else, by kind ("an array", "a table", "a datetime").
+    /// An array.
+    Array(Vec<TomlValue>),
+    /// Anything else, by kind ("a table", "a datetime").
     Other(&'static str),
 }
 
@@ -261,13 +263,14 @@ impl<'a> Parser<'a> {
             Some(b'\'') => self.literal_string().map(TomlValue::Str),
             Some(b'[') => {
                 self.i += 1;
+                let mut items = Vec::new();
                 loop {
                     self.skip_blank();
                     if self.peek() == Some(b']') {
                         self.i += 1;
-                        return Ok(TomlValue::Other("an array"));
+                        return Ok(TomlValue::Array(items));
                     }
-                    self.value(depth + 1)?;
+                    items.push(self.value(depth + 1)?);
                     self.skip_blank();
                     match self.peek() {
                         Some(b',') => self.i += 1,
@@ -452,7 +455,14 @@ when = 1979-05-27 07:32:00Z
             e[0],
             ("server.bind".into(), TomlValue::Str("0.0.0.0".into()))
         );
-        assert_eq!(e[1].1, TomlValue::Other("an array"));
+        assert_eq!(
+            e[1].1,
+            TomlValue::Array(vec![
+                TomlValue::Int(80),
+                TomlValue::Int(443),
+                TomlValue::Int(8080)
+            ])
+        );
         assert_eq!(e[2].1, TomlValue::Other("a table"));
         assert_eq!(
             e[3],

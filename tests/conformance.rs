@@ -84,7 +84,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use chat_compaction::{compact, options, should_compact, Error, ParsedOptions};
+use chat_compaction::tokens::{Estimator, Profile, TokenCounter};
+use chat_compaction::{compact_with, options, should_compact_with, Error, ParsedOptions};
 use serde_json::{Map, Value};
 
 #[path = "common/rules.rs"]
@@ -100,6 +101,7 @@ const CASE_KEYS: &[&str] = &[
     "options",
     "toml",
     "pending",
+    "counter",
     "expect",
 ];
 
@@ -514,7 +516,8 @@ fn check_trigger(case: &Case<'_>, config: &ParsedOptions, out: &mut Vec<String>)
             .to_string(),
         None => String::new(),
     };
-    let trigger = match should_compact(&input, config, &pending) {
+    let counter = case.counter()?;
+    let trigger = match should_compact_with(&input, config, &pending, &*counter) {
         Ok(t) => t,
         Err(e) => {
             check_error(case.expect, &e, out);
@@ -539,9 +542,34 @@ fn check_trigger(case: &Case<'_>, config: &ParsedOptions, out: &mut Vec<String>)
     Ok(())
 }
 
+/// `ceil(characters / 4)` a text: the case key `"counter": "chars/4"`, for cases
+/// whose outcome depends on counts, so a refit of the estimator leaves them be.
+struct CharsOver4;
+
+impl TokenCounter for CharsOver4 {
+    fn count(&self, text: &str) -> u64 {
+        (text.chars().count() as u64).div_ceil(4)
+    }
+    fn profile(&self) -> Profile {
+        Profile::O200k
+    }
+}
+
+impl Case<'_> {
+    fn counter(&self) -> Result<Box<dyn TokenCounter>, String> {
+        match self.raw.get("counter").map(|c| c.as_str()) {
+            None => Ok(Box::new(Estimator::default())),
+            Some(Some("chars/4")) => Ok(Box::new(CharsOver4)),
+            Some(other) => Err(format!("fixture: unknown counter {other:?}")),
+        }
+    }
+}
+
 fn check_compact(case: &Case<'_>, config: &ParsedOptions, out: &mut Vec<String>) -> Check {
     let input = case.input()?;
     let pristine = input.clone();
+    let counter = case.counter()?;
+    let compact = |input: &Value, config: &ParsedOptions| compact_with(input, config, &*counter);
     let result = match compact(&input, config) {
         Ok(r) => r,
         Err(e) => {

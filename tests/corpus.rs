@@ -1,7 +1,9 @@
 //! Every conversation of ../shared/corpus, in every format it is given in, for
-//! context windows from 4K to 200K, through both offline modes: the output obeys
-//! the provider rules, keeps head and newest messages verbatim, is byte-identical
-//! across runs, leaves the input unchanged, and is smaller.
+//! context windows from 2K to 200K, through both offline modes: the output obeys
+//! the provider rules, keeps head and newest messages verbatim (unless texts had
+//! to be cut to fit), is byte-identical across runs, leaves the input unchanged,
+//! is smaller, and fits the window — or says it does not, only when the system
+//! messages and the newest request alone are too large.
 
 mod common;
 
@@ -9,7 +11,7 @@ use chat_compaction::{compact, estimate_tokens, options, ErrorKind};
 use common::{corpus, rules};
 use serde_json::{json, Value};
 
-const WINDOWS: [u64; 6] = [4_096, 8_192, 16_384, 32_768, 128_000, 200_000];
+const WINDOWS: [u64; 7] = [2_048, 4_096, 8_192, 16_384, 32_768, 128_000, 200_000];
 
 fn messages_of(v: &Value) -> &[Value] {
     match v {
@@ -25,7 +27,7 @@ fn every_corpus_conversation_compacts_correctly_in_both_offline_modes() {
         eprintln!("skipped: ../shared/corpus is not there");
         return;
     }
-    let (mut runs, mut too_small) = (0, 0);
+    let (mut runs, mut too_small, mut not_fitting) = (0, 0, 0);
     for conv in &all {
         let input: Value = serde_json::from_str(&conv.json).unwrap();
         let pristine = input.clone();
@@ -95,10 +97,51 @@ fn every_corpus_conversation_compacts_correctly_in_both_offline_modes() {
                         .as_str()
                         .is_some_and(|t| t.starts_with("[Conversation Compacted]"))
                 };
-                if mode == "recency_preserving" && out.iter().any(is_marker) {
+                let warned = |code: &str| first.warnings.iter().any(|w| w.code == code);
+                let target = config.options.trigger_tokens();
+                if first.notice.fits {
+                    assert!(
+                        first.notice.tokens_after <= target,
+                        "{ctx}: fits but {} > {target}",
+                        first.notice.tokens_after
+                    );
+                } else {
+                    assert!(warned("DOES_NOT_FIT"), "{ctx}: no DOES_NOT_FIT warning");
+                    let newest = msgs
+                        .iter()
+                        .rposition(|m| m["role"] == "user" && m["content"].is_string())
+                        .map_or(0, |i| i);
+                    let floor = estimate_tokens(
+                        &Value::Array(
+                            msgs.iter()
+                                .enumerate()
+                                .filter(|(i, m)| m["role"] == "system" || *i == newest)
+                                .map(|(_, m)| m.clone())
+                                .collect(),
+                        ),
+                        &config,
+                    )
+                    .unwrap();
+                    assert!(
+                        mode == "deterministic" || floor * 10 > target * 7,
+                        "{ctx}: does not fit ({} > {target}) though system + newest request take only {floor}",
+                        first.notice.tokens_after
+                    );
+                    not_fitting += 1;
+                }
+                if mode == "recency_preserving"
+                    && out.iter().any(is_marker)
+                    && !warned("TEXTS_SHORTENED")
+                {
                     let head = msgs.len().min(3);
                     assert_eq!(&out[..head], &msgs[..head], "{ctx}: head not verbatim");
-                    for m in &msgs[msgs.len().saturating_sub(3)..] {
+                    // The tail may give way to fit the window, down to the newest message.
+                    let newest = if warned("TAIL_SHORTENED") || warned("TAIL_PRUNED") {
+                        1
+                    } else {
+                        3
+                    };
+                    for m in &msgs[msgs.len().saturating_sub(newest)..] {
                         if m["role"] != "tool" && !m["content"].is_array() {
                             assert!(
                                 out.contains(m),
@@ -109,16 +152,18 @@ fn every_corpus_conversation_compacts_correctly_in_both_offline_modes() {
                     assert!(first.request.is_some() == input.is_object());
                 }
                 if mode == "deterministic" {
-                    assert_eq!(out.len(), systems + 1, "{ctx}");
+                    let all_systems: Vec<&Value> =
+                        msgs.iter().filter(|m| m["role"] == "system").collect();
+                    assert_eq!(out.len(), all_systems.len() + 1, "{ctx}");
                     assert_eq!(
-                        &out[..systems],
-                        &msgs[..systems],
+                        out[..all_systems.len()].iter().collect::<Vec<_>>(),
+                        all_systems,
                         "{ctx}: system messages not kept"
                     );
                 }
             }
         }
     }
-    eprintln!("{runs} compactions checked, {too_small} correctly refused as too small");
+    eprintln!("{runs} compactions checked, {too_small} correctly refused as too small, {not_fitting} do not fit (and say so)");
     assert!(runs > 900, "too few compactions ran: {runs}");
 }

@@ -10,7 +10,7 @@ use crate::plan::prune::describe_call;
 use crate::plan::window::leading_system;
 use crate::plan::{Step, Synthetic};
 use crate::summary::prompts::SUMMARY_PREAMBLE;
-use crate::text::{one_line, truncate, SUMMARY_PREFIX};
+use crate::text::{count, one_line, truncate, SUMMARY_PREFIX};
 
 /// Opens the summary message.
 pub(crate) const PREAMBLE: &str = "This session is being continued from a previous conversation that ran out of context. The summary below covers the earlier portion of the conversation.";
@@ -122,13 +122,13 @@ fn prior_highlights(text: &str) -> Vec<String> {
 /// Highlights and timeline of the messages `picked`.
 fn summarize(views: &[Message<'_>], picked: &[usize]) -> (Vec<String>, Vec<String>) {
     let msgs: Vec<&Message> = picked.iter().map(|&i| &views[i]).collect();
-    let count = |r: Role| msgs.iter().filter(|m| m.role == r).count();
+    let of_role = |r: Role| msgs.iter().filter(|m| m.role == r).count();
     let mut out = vec![format!(
-        "- Scope: {} earlier messages compacted (user={}, assistant={}, tool={}).",
-        msgs.len(),
-        count(Role::User),
-        count(Role::Assistant),
-        count(Role::Tool)
+        "- Scope: {} compacted (user={}, assistant={}, tool={}).",
+        count(msgs.len() as u64, "earlier message"),
+        of_role(Role::User),
+        of_role(Role::Assistant),
+        of_role(Role::Tool)
     )];
 
     let facts = gather(views, picked);
@@ -190,8 +190,11 @@ fn summarize(views: &[Message<'_>], picked: &[usize]) -> (Vec<String>, Vec<Strin
     } else {
         timeline.extend((0..TIMELINE_HEAD).map(entry));
         timeline.push(format!(
-            "  - ... ({} messages omitted) ...",
-            msgs.len() - TIMELINE_HEAD - TIMELINE_TAIL
+            "  - ... ({} omitted) ...",
+            count(
+                (msgs.len() - TIMELINE_HEAD - TIMELINE_TAIL) as u64,
+                "message"
+            )
         ));
         timeline.extend((msgs.len() - TIMELINE_TAIL..msgs.len()).map(entry));
     }

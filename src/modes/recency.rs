@@ -6,64 +6,233 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::formats::ResultsPlacement;
 use crate::message::{Message, Role};
 use crate::modes::{drop_empty, newest_summary, Decision};
-use crate::options::Options;
-use crate::plan::facts::{gather, Facts, LATEST_REQUEST};
+use crate::options::{Options, Warning};
+use crate::plan::facts::{gather, Facts, LATEST_REQUEST, TOOLS_USED};
+use crate::plan::fit::{cut_texts, layout, plan_tokens, Layout};
 use crate::plan::pairs::repair;
 use crate::plan::prune::edits_for;
-use crate::plan::window::{align_back, suffix_within, window, Window};
+use crate::plan::window::{
+    align_back, newest_group, newest_request, pinned, suffix_within, window, Window,
+};
 use crate::plan::{Plan, Step, Synthetic};
-use crate::text::{list, one_line, MARKER_PREFIX};
+use crate::text::{count, list, one_line, MARKER_PREFIX};
+use crate::tokens::TokenCounter;
 
 use std::ops::Range;
 
-/// Plans the recency-preserving compaction of `views`.
+/// Plans the recency-preserving compaction of `views`, fitted to the window.
 pub(crate) fn plan(
     views: &[Message<'_>],
     options: &Options,
     placement: ResultsPlacement,
+    counter: &dyn TokenCounter,
 ) -> Result<Decision> {
-    let w = window(views, options);
-    if w.covers_all() {
-        return prune_in_place(views, options, placement);
+    let shape = Shape::new(views, options, placement, true);
+    let target = options.trigger_tokens();
+    let w = match shape.in_place(counter) {
+        Ok(w) => w,
+        Err(done) => return done,
+    };
+    let build = |l: &Layout| {
+        let carried = shape.carried(l);
+        let marker = Synthetic::Marker(marker(views, &l.w, &carried, options));
+        shape.splice(l, marker, None, &carried)
+    };
+    let (layout, _) = layout(views, w, shape.newest, target, |l| {
+        plan_tokens(&build(l).plan, views, counter)
+    });
+    let mut decision = build(&layout);
+    if !decision.fit(&shape, layout, target, counter) {
+        // Nothing makes it fit: keep the window as configured, give nothing up
+        // for nothing (the notice says it does not fit).
+        decision = build(&Layout {
+            w,
+            prune_tail: false,
+            shortened: false,
+        });
     }
-    // The newest summary of an earlier compaction is the condensed past: it stays.
-    let carried: Vec<usize> = newest_summary(views, 0)
-        .filter(|i| (w.head_end..w.tail_start).contains(i))
-        .into_iter()
-        .collect();
-    let marker = Synthetic::Marker(marker(views, &w, &carried, options));
-    Ok(splice(
-        views, &w, options, placement, marker, None, &carried,
-    ))
+    Ok(decision)
 }
 
-/// Head + `carried` (messages of the middle kept verbatim) + `middle` (the marker,
-/// or a summary) + tail, old tool outputs outside the last `tail_min × 3` messages
-/// pruned, empty messages dropped, tool pairs repaired. `replaced` is a message of
-/// head or tail left out (an earlier summary the new one replaces).
-pub(crate) fn splice(
-    views: &[Message<'_>],
-    w: &Window,
-    options: &Options,
+/// What the head + middle + tail modes need to know about a history to lay it
+/// out: which messages stay wherever they are, where the newest turn starts.
+pub(crate) struct Shape<'v, 'a> {
+    views: &'v [Message<'a>],
+    options: &'v Options,
     placement: ResultsPlacement,
-    middle: Synthetic,
-    replaced: Option<usize>,
-    carried: &[usize],
-) -> Decision {
-    let kept = |i: &usize| Some(*i) != replaced;
-    let mut steps: Plan = (0..w.head_end).filter(kept).map(Step::keep).collect();
-    steps.extend(carried.iter().map(|&i| Step::keep(i)));
-    let first = steps.len() + 1;
-    steps.push(Step::Insert(middle));
-    steps.extend((w.tail_start..views.len()).filter(kept).map(Step::keep));
-    let end = steps.len().saturating_sub(w.tail_min * 3);
-    let (steps, _) = prune(steps, first..end, views, options);
-    let mut warnings = Vec::new();
-    let steps = drop_empty(steps, views, &mut warnings);
-    Decision {
-        plan: repair(steps, views, placement, true),
-        summary: None,
-        warnings,
+    /// Messages kept verbatim wherever they are (system messages, pins).
+    pinned: Vec<bool>,
+    /// The newest summary of an earlier compaction: the condensed past.
+    pub summary: Option<usize>,
+    /// The newest request of the person: it stays, and is never cut.
+    pub request: Option<usize>,
+    /// Where the newest tool group (the work in progress) starts: it is never
+    /// pruned or elided.
+    pub newest: usize,
+}
+
+/// The result when pruning in place settles it, else the window to lay out.
+type InPlace = std::result::Result<Window, Result<Decision>>;
+
+impl<'v, 'a> Shape<'v, 'a> {
+    /// `keep_summary`: the newest earlier summary stays where it is (recency);
+    /// `structured` replaces it instead.
+    pub(crate) fn new(
+        views: &'v [Message<'a>],
+        options: &'v Options,
+        placement: ResultsPlacement,
+        keep_summary: bool,
+    ) -> Self {
+        Shape {
+            views,
+            options,
+            placement,
+            pinned: pinned(views, options),
+            summary: newest_summary(views, 0).filter(|_| keep_summary),
+            request: newest_request(views),
+            newest: newest_group(views),
+        }
+    }
+
+    /// When nothing lies between head and tail to elide, pruning in place is all
+    /// there is: its result, or TOO_SMALL_TO_COMPACT — unless the history does
+    /// not fit the window; then the window to lay out, its tail to give way.
+    pub(crate) fn in_place(&self, counter: &dyn TokenCounter) -> InPlace {
+        let (views, options) = (self.views, self.options);
+        let w = window(views, options);
+        if self.elides(&w) {
+            return Ok(w);
+        }
+        let target = options.trigger_tokens();
+        let all: Plan = (0..views.len()).map(Step::keep).collect();
+        match prune_in_place(views, options, self.placement) {
+            Ok(d) if plan_tokens(&d.plan, views, counter) <= target => return Err(Ok(d)),
+            Err(e) if plan_tokens(&all, views, counter) <= target => return Err(Err(e)),
+            _ => {}
+        }
+        let tail_start = w.tail_start.max(w.head_end);
+        Ok(Window {
+            tail_start,
+            tail_min: views.len() - tail_start,
+            ..w
+        })
+    }
+
+    /// Whether message `i` stays even when it lies between head and tail
+    /// (the newest request too, once the tail gave way past it).
+    pub(crate) fn stays(&self, i: usize, l: &Layout) -> bool {
+        self.pinned[i] || Some(i) == self.summary || (l.shortened && Some(i) == self.request)
+    }
+
+    /// The messages between head and tail that stay (in order).
+    pub(crate) fn carried(&self, l: &Layout) -> Vec<usize> {
+        (l.w.head_end..l.w.tail_start)
+            .filter(|&i| self.stays(i, l))
+            .collect()
+    }
+
+    /// Whether anything between head and tail would be elided.
+    pub(crate) fn elides(&self, w: &Window) -> bool {
+        let l = Layout {
+            w: *w,
+            prune_tail: false,
+            shortened: false,
+        };
+        (w.head_end..w.tail_start).any(|i| !self.stays(i, &l) && self.views[i].role != Role::Notice)
+    }
+
+    /// Head + `carried` (messages of the middle that stay, in order) + `middle`
+    /// (the marker, or a summary) + tail; old tool outputs pruned (outside the last
+    /// `tail_min × 3` messages, or, with `prune_tail`, all but the newest turn's),
+    /// empty messages dropped, tool pairs repaired. `replaced` is a message of head
+    /// or tail left out (an earlier summary the new one replaces).
+    pub(crate) fn splice(
+        &self,
+        l: &Layout,
+        middle: Synthetic,
+        replaced: Option<usize>,
+        carried: &[usize],
+    ) -> Decision {
+        let (views, w) = (self.views, &l.w);
+        let kept = |i: &usize| Some(*i) != replaced;
+        let mut steps: Plan = (0..w.head_end).filter(kept).map(Step::keep).collect();
+        steps.extend(carried.iter().map(|&i| Step::keep(i)));
+        let first = steps.len() + 1;
+        steps.push(Step::Insert(middle));
+        steps.extend((w.tail_start..views.len()).filter(kept).map(Step::keep));
+        let end = if l.prune_tail {
+            steps
+                .iter()
+                .position(|s| matches!(s, Step::Keep { index, .. } if *index >= self.newest))
+                .unwrap_or(steps.len())
+                .max(first)
+        } else {
+            steps.len().saturating_sub(w.tail_min * 3)
+        };
+        let (steps, _) = prune(steps, first..end, views, self.options);
+        let mut warnings = Vec::new();
+        let steps = drop_empty(steps, views, &mut warnings);
+        Decision {
+            plan: repair(steps, views, self.placement, true),
+            summary: None,
+            warnings,
+        }
+    }
+}
+
+impl Decision {
+    /// The last steps of fitting a laid-out result to `target` tokens: say that the
+    /// tail gave way, and cut the largest texts in their middle when that was not
+    /// enough (never system messages or the newest request) — but only when the
+    /// cuts make it fit. Returns whether the result fits.
+    pub(crate) fn fit(
+        &mut self,
+        shape: &Shape<'_, '_>,
+        layout: Layout,
+        target: u64,
+        counter: &dyn TokenCounter,
+    ) -> bool {
+        let (views, options) = (shape.views, shape.options);
+        let tail = views.len() - layout.w.tail_start;
+        if layout.prune_tail && !layout.shortened {
+            self.warnings.push(Warning {
+                code: "TAIL_PRUNED",
+                message: format!(
+                    "old tool outputs inside the protected tail (all but the newest tool round's) became placeholders so that the result fits {}",
+                    count(target, "token")
+                ),
+            });
+        }
+        if layout.shortened && tail < options.protect_tail_min {
+            self.warnings.push(Warning {
+                code: "TAIL_SHORTENED",
+                message: format!(
+                    "kept only the newest {} verbatim (protect_tail_min is {}) so that the result fits {}",
+                    count(tail as u64, "message"),
+                    options.protect_tail_min,
+                    count(target, "token")
+                ),
+            });
+        }
+        if plan_tokens(&self.plan, views, counter) <= target {
+            return true;
+        }
+        let (plan, cut) = cut_texts(self.plan.clone(), views, counter, target, |i| {
+            Some(i) == shape.request
+        });
+        if plan_tokens(&plan, views, counter) > target {
+            return false; // cutting would not get there: the texts stay whole
+        }
+        self.plan = plan;
+        self.warnings.push(Warning {
+            code: "TEXTS_SHORTENED",
+            message: format!(
+                "cut {} in the middle (marked […]) so that the result fits {}",
+                count(cut as u64, "long text"),
+                count(target, "token")
+            ),
+        });
+        true
     }
 }
 
@@ -88,11 +257,11 @@ fn prune_in_place(
         return Err(Error::new(
             ErrorKind::TooSmallToCompact,
             format!(
-                "history has {n} message{} and protect_head={} plus the tail (protect_tail_min={}, tail budget {} tokens) already cover all of it, and no older tool output exceeds tool_prune_char_threshold={} bytes; lower protect_head, protect_tail_min, tail_budget_ratio or context_window, or use mode \"deterministic\"",
-                if n == 1 { "" } else { "s" },
+                "history has {} and protect_head={} plus the tail (protect_tail_min={}, tail budget {}) already cover all of it, and no older tool output exceeds tool_prune_char_threshold={} bytes; lower protect_head, protect_tail_min, tail_budget_ratio or context_window, or use mode \"deterministic\"",
+                count(n as u64, "message"),
                 options.protect_head,
                 options.protect_tail_min,
-                options.tail_budget(),
+                count(options.tail_budget(), "token"),
                 options.tool_prune_char_threshold
             ),
         ));
@@ -130,30 +299,30 @@ fn prune(
     (steps, pruned)
 }
 
-/// The marker: a correct count line plus a bounded digest of the elided middle
-/// (the middle without the `carried` messages).
+/// The marker: the count line of SPEC §6 (with the totals of any earlier marker
+/// it replaces) plus a bounded digest of the elided messages (the middle without
+/// the `carried` ones).
 fn marker(views: &[Message<'_>], w: &Window, carried: &[usize], options: &Options) -> String {
     let picked: Vec<usize> = (w.head_end..w.tail_start)
-        .filter(|i| !carried.contains(i))
+        .filter(|i| !carried.contains(i) && views[*i].role != Role::Notice)
         .collect();
-    let middle: Vec<&Message> = picked.iter().map(|&i| &views[i]).collect();
-    let count = |r: Role| middle.iter().filter(|m| m.role == r).count();
-    let others = middle.len() - count(Role::User) - count(Role::Assistant) - count(Role::Tool);
-    let total = middle.len();
+    let facts = gather(views, &picked);
+    let of_role = |r: Role| picked.iter().filter(|&&i| views[i].role == r).count();
+    // Earlier markers stand for what they elided, not for one user message.
+    let user = of_role(Role::User) - facts.markers + facts.earlier[0];
+    let assistant = of_role(Role::Assistant) + facts.earlier[1];
+    let tool = of_role(Role::Tool) + facts.earlier[2];
+    let total = user + assistant + tool;
     let mut text = format!(
-        "{MARKER_PREFIX}{total} earlier message{} {} elided to save context space ({} user, {} assistant, {} tool{}). Recent messages are preserved verbatim below.",
-        if total == 1 { "" } else { "s" },
+        "{MARKER_PREFIX}{} {} elided to save context space ({user} user, {assistant} assistant, {tool} tool). Recent messages are preserved verbatim below.",
+        count(total as u64, "earlier message"),
         if total == 1 { "was" } else { "were" },
-        count(Role::User),
-        count(Role::Assistant),
-        count(Role::Tool),
-        if others > 0 { format!(", {others} other") } else { String::new() },
     );
     // Never let the digest outweigh what it replaces (about 2 bytes a token of the middle).
-    let middle_tokens: u64 = middle.iter().map(|m| m.tokens).sum();
+    let middle_tokens: u64 = picked.iter().map(|&i| views[i].tokens).sum();
     let max_bytes =
         digest_bytes(options).min(usize::try_from(middle_tokens * 2).unwrap_or(usize::MAX));
-    let digest = digest(gather(views, &picked), max_bytes);
+    let digest = digest(facts, max_bytes);
     if !digest.is_empty() {
         text.push_str("\n\nDigest of the elided messages:\n");
         text.push_str(&digest.join("\n"));
@@ -175,6 +344,7 @@ fn digest(facts: Facts<'_>, max_bytes: usize) -> Vec<String> {
         tools,
         files,
         pending,
+        ..
     } = facts;
     let mut lines = Vec::new();
     let mut used = 0;
@@ -185,7 +355,7 @@ fn digest(facts: Facts<'_>, max_bytes: usize) -> Vec<String> {
     }
     let mut candidates = Vec::new();
     if !tools.is_empty() {
-        candidates.push(format!("- Tools used: {}.", list(&tools, 20)));
+        candidates.push(format!("{TOOLS_USED}{}.", list(&tools, 20)));
     }
     if !files.is_empty() {
         candidates.push(format!("- Key files: {}.", list(&files, 12)));

@@ -4,15 +4,18 @@
 use crate::error::Result;
 use crate::formats::ResultsPlacement;
 use crate::message::Message;
-use crate::modes::recency;
+use crate::modes::recency::{self, Shape};
 use crate::notice::Fallback;
 use crate::options::{Mode, Options};
-use crate::plan::window::window;
+use crate::plan::fit::{layout, plan_tokens, Layout};
 use crate::plan::Synthetic;
 use crate::summarizer::{Failure, Reply};
 use crate::summary::quality;
 use crate::summary::{self, Done, Turn};
 use crate::tokens::TokenCounter;
+
+/// Tokens set aside for the summary when choosing head and tail.
+const SUMMARY_ROOM: u64 = 1_000;
 
 /// The structured compaction's next turn, given the summarizer's `replies` so far.
 pub(crate) fn step(
@@ -22,20 +25,43 @@ pub(crate) fn step(
     counter: &dyn TokenCounter,
     replies: &[Reply],
 ) -> Result<Turn> {
-    let w = window(views, options);
-    if w.covers_all() {
-        // Nothing lies between head and tail: pruning in place is all there is to do.
-        return Ok(Turn::Done(Done {
-            outcome: recency::plan(views, options, placement)?,
-            mode: Mode::Structured,
-            fallback: None,
-            request_tokens: 0,
-        }));
-    }
+    let shape = Shape::new(views, options, placement, false);
+    let target = options.trigger_tokens();
+    let w = match shape.in_place(counter) {
+        Ok(w) => w,
+        // Nothing to summarize: pruning in place is all there is.
+        Err(done) => {
+            return Ok(Turn::Done(Done {
+                outcome: done?,
+                mode: Mode::Structured,
+                fallback: None,
+                request_tokens: 0,
+            }))
+        }
+    };
     let previous = summary::previous_summary(views, 0, options, counter);
     let replaced = previous.as_ref().map(|p| p.index);
-    let picked: Vec<usize> = (w.head_end..w.tail_start)
-        .filter(|i| Some(*i) != replaced)
+    // Laid out with room for a summary between head and tail (the prompt asks for
+    // about 800 tokens; a longer one may still make the texts give way).
+    let build =
+        |l: &Layout, middle: Synthetic| shape.splice(l, middle, replaced, &shape.carried(l));
+    let (smallest, fits) = layout(views, w, shape.newest, target, |l| {
+        let placeholder = Synthetic::Summary(String::new());
+        plan_tokens(&build(l, placeholder).plan, views, counter)
+            + options.max_summary_tokens.min(SUMMARY_ROOM)
+    });
+    // When no layout leaves room for a summary, give up nothing: the configured window.
+    let layout = if fits {
+        smallest
+    } else {
+        Layout {
+            w,
+            prune_tail: false,
+            shortened: false,
+        }
+    };
+    let picked: Vec<usize> = (layout.w.head_end..layout.w.tail_start)
+        .filter(|&i| Some(i) != replaced && !shape.stays(i, &layout))
         .collect();
     let answer = match replies.last() {
         Some(Reply::Summary { text, .. }) => Some(text.trim()),
@@ -57,7 +83,7 @@ pub(crate) fn step(
         placement,
     );
     let fall_back = |code: &'static str, reason: String| -> Result<Turn> {
-        let mut outcome = recency::plan(views, options, placement)?;
+        let mut outcome = recency::plan(views, options, placement, counter)?;
         outcome.warnings.extend(ask.input.warnings.iter().cloned());
         Ok(Turn::Done(Done {
             outcome,
@@ -93,9 +119,8 @@ pub(crate) fn step(
         ),
         (_, text) => {
             let text = text.unwrap_or_default();
-            let summary = Synthetic::Summary(summary::summary_message(text));
-            let mut outcome =
-                recency::splice(views, &w, options, placement, summary, replaced, &[]);
+            let mut outcome = build(&layout, Synthetic::Summary(summary::summary_message(text)));
+            outcome.fit(&shape, layout, target, counter); // when it cannot, the notice says so
             outcome.summary = Some(text.to_string());
             outcome.warnings.extend(ask.input.warnings);
             Ok(Turn::Done(Done {

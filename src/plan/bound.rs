@@ -3,7 +3,7 @@
 //! `[... N lines omitted for brevity]` line. Headers go last (only when nothing
 //! else is left to drop), and the surviving lines keep their order.
 
-use crate::text::truncate;
+use crate::text::{count, truncate};
 
 /// A budget for a block of lines.
 #[derive(Debug, Clone, Copy)]
@@ -46,7 +46,7 @@ fn kind(line: &str) -> Kind {
 }
 
 fn omitted(n: usize) -> String {
-    format!("[... {n} lines omitted for brevity]")
+    format!("[... {} omitted for brevity]", count(n as u64, "line"))
 }
 
 /// Bounds `lines` to `budget`; returns the surviving lines (notice included).

@@ -8,6 +8,8 @@ use crate::text::{collect_paths, is_synthetic, mentions_pending_work, MARKER_PRE
 
 /// The digest line that carries the newest user request forward.
 pub(crate) const LATEST_REQUEST: &str = "- Latest user request: ";
+/// The digest line that lists the tools of the elided messages.
+pub(crate) const TOOLS_USED: &str = "- Tools used: ";
 
 /// Facts about `views[range]`.
 #[derive(Debug, Default)]
@@ -20,6 +22,39 @@ pub(crate) struct Facts<'a> {
     pub files: BTreeSet<String>,
     /// Up to the three newest user/assistant texts that mention pending work, oldest first.
     pub pending: Vec<&'a str>,
+    /// Messages that earlier markers in the run stood for: user, assistant, tool.
+    pub earlier: [usize; 3],
+    /// Earlier markers in the run.
+    pub markers: usize,
+}
+
+/// What an earlier marker says it stood for: its counts by role, and the tools
+/// its digest listed.
+fn read_marker<'a>(text: &'a str, f: &mut Facts<'a>) {
+    f.markers += 1;
+    let first = text.lines().find(|l| l.contains(" elided ")).unwrap_or("");
+    if let Some(open) = first.rfind('(') {
+        for part in first[open + 1..].split(',') {
+            let mut words = part.split_whitespace();
+            let n = words.next().and_then(|w| w.parse::<usize>().ok());
+            let slot = match words.next().map(|w| w.trim_end_matches(')')) {
+                Some("user") => 0,
+                Some("assistant") => 1,
+                Some("tool") => 2,
+                _ => continue,
+            };
+            f.earlier[slot] += n.unwrap_or(0);
+        }
+    }
+    for line in text.lines() {
+        if let Some(latest) = line.strip_prefix(LATEST_REQUEST) {
+            f.requests.push(latest);
+        } else if let Some(tools) = line.strip_prefix(TOOLS_USED) {
+            let tools = tools.trim_end_matches('.');
+            let tools = tools.rsplit_once(" (+").map_or(tools, |(t, _)| t);
+            f.tools.extend(tools.split(", ").filter(|t| !t.is_empty()));
+        }
+    }
 }
 
 /// Gathers the facts of the messages `picked` (input indices, in order; tool
@@ -41,8 +76,7 @@ pub(crate) fn gather<'a>(views: &[Message<'a>], picked: &[usize]) -> Facts<'a> {
         collect_paths(text, &mut f.files);
         if m.role == Role::User {
             if text.starts_with(MARKER_PREFIX.trim_end()) {
-                f.requests
-                    .extend(text.lines().find_map(|l| l.strip_prefix(LATEST_REQUEST)));
+                read_marker(text, &mut f);
             } else if !is_synthetic(text) {
                 f.requests.push(text);
             }

@@ -6,6 +6,7 @@
 
 pub(crate) mod bound;
 pub(crate) mod facts;
+pub(crate) mod fit;
 pub(crate) mod pairs;
 pub(crate) mod prune;
 pub(crate) mod window;

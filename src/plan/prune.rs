@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use crate::message::{Call, Message};
 use crate::plan::{Edit, PLACEHOLDER};
-use crate::text::{one_line, truncate};
+use crate::text::{count, one_line, truncate};
 
 /// String values longer than this (bytes) are shortened in old tool-call arguments.
 const LONG_ARG_STRING: usize = 120;
@@ -28,11 +28,7 @@ const KEY_ARGS: &[&str] = &[
 
 /// The edits that prune message `i`: placeholders for its tool outputs over
 /// `threshold` bytes, shortened arguments for its tool calls over `threshold`.
-pub(crate) fn edits_for(
-    views: &[Message<'_>],
-    i: usize,
-    threshold: usize,
-) -> Vec<Edit> {
+pub(crate) fn edits_for(views: &[Message<'_>], i: usize, threshold: usize) -> Vec<Edit> {
     let m = &views[i];
     let mut edits = Vec::new();
     for (k, r) in m.results.iter().enumerate() {
@@ -46,7 +42,10 @@ pub(crate) fn edits_for(
         };
         edits.push(Edit::ReplaceOutput {
             result: k,
-            text: format!("{PLACEHOLDER}\n{what}; original output {} bytes.", r.bytes),
+            text: format!(
+                "{PLACEHOLDER}\n{what}; original output {}.",
+                count(r.bytes as u64, "byte")
+            ),
         });
     }
     for (k, c) in m.calls.iter().enumerate() {
@@ -91,9 +90,9 @@ pub(crate) fn describe_call(call: &Call<'_>) -> String {
 pub(crate) fn shorten_strings(v: &Value) -> Value {
     match v {
         Value::String(s) if s.len() > LONG_ARG_STRING => Value::String(format!(
-            "{} [{} bytes cleared to save context space]",
+            "{} [{} cleared to save context space]",
             truncate(s, KEPT_ARG_PREFIX),
-            s.len()
+            count(s.len() as u64, "byte")
         )),
         Value::Array(a) => Value::Array(a.iter().map(shorten_strings).collect()),
         Value::Object(o) => Value::Object(

@@ -5,6 +5,7 @@
 
 use crate::message::{Message, Role};
 use crate::options::Options;
+use crate::text::is_synthetic;
 
 /// The verbatim head `[0, head_end)` and tail `[tail_start, n)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -15,13 +16,6 @@ pub(crate) struct Window {
     pub tail_start: usize,
     /// `protect_tail_min` clamped to the messages after the head.
     pub tail_min: usize,
-}
-
-impl Window {
-    /// Whether head and tail already cover the whole history.
-    pub(crate) fn covers_all(&self) -> bool {
-        self.head_end >= self.tail_start
-    }
 }
 
 /// Number of system messages at the start of the history.
@@ -64,6 +58,68 @@ pub(crate) fn suffix_within(
         }
     }
     start
+}
+
+/// The messages every mode keeps verbatim wherever they are: system (and
+/// developer) messages — standing instructions — and the messages the caller
+/// pins by index or role; each together with its whole tool group, so pairs stay
+/// whole. Markers and summaries are never pinned by role.
+pub(crate) fn pinned(views: &[Message<'_>], options: &Options) -> Vec<bool> {
+    let by_role = |m: &Message<'_>| {
+        let role = match m.role {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+            Role::Notice => return false,
+        };
+        let synthetic = m.first_text().is_some_and(is_synthetic);
+        !synthetic
+            && options
+                .pin_roles
+                .iter()
+                .any(|r| r == role || (r == "developer" && role == "system"))
+    };
+    let mut pinned: Vec<bool> = views
+        .iter()
+        .map(|m| m.role == Role::System || by_role(m))
+        .collect();
+    for &i in &options.pin {
+        if let Some(p) = pinned.get_mut(i) {
+            *p = true;
+        }
+    }
+    // A group is pinned whole when any of its messages is.
+    let mut start = 0;
+    for i in 1..=views.len() {
+        if i == views.len() || !inside_group(&views[i]) {
+            if pinned[start..i].iter().any(|p| *p) && i - start > 1 {
+                pinned[start..i].iter_mut().for_each(|p| *p = true);
+            }
+            start = i;
+        }
+    }
+    pinned
+}
+
+/// The newest request of the person: the last user message that is not a
+/// summary or a marker.
+pub(crate) fn newest_request(views: &[Message<'_>]) -> Option<usize> {
+    views
+        .iter()
+        .rposition(|m| m.role == Role::User && !m.first_text().is_some_and(is_synthetic))
+}
+
+/// Where the newest tool group starts (the work in progress).
+pub(crate) fn newest_group(views: &[Message<'_>]) -> usize {
+    align_back(views, views.len().saturating_sub(1), 0)
+}
+
+/// The indices in `from..to` where a tool group starts (a boundary there cuts none).
+pub(crate) fn group_starts(views: &[Message<'_>], from: usize, to: usize) -> Vec<usize> {
+    (from..to.min(views.len()))
+        .filter(|&i| !inside_group(&views[i]))
+        .collect()
 }
 
 /// Computes head and tail for `views` under `options`.

@@ -12,10 +12,11 @@ use std::borrow::Cow;
 use crate::formats::ResultsPlacement;
 use crate::message::{Message, Role};
 use crate::options::{Options, Warning};
+use crate::plan::fit::{shrink, Entry, Piece, Target};
 use crate::plan::pairs::repair;
 use crate::plan::prune::shorten_strings;
 use crate::plan::{Edit, Plan, Step, Synthetic};
-use crate::text::cut_middle;
+use crate::text::{count, cut_middle};
 use crate::tokens::TokenCounter;
 
 /// Data runs shorter than this stay (a hash or a short id is information).
@@ -62,80 +63,6 @@ pub(crate) fn budget(options: &Options, fixed: u64) -> (u64, Option<Warning>) {
         ),
     };
     (MIN_BUDGET, Some(warning))
-}
-
-/// What a shrinkable piece of a message is.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Target {
-    /// The message's `k`-th tool output.
-    Output(usize),
-    /// The message's `k`-th text part.
-    Text(usize),
-}
-
-/// A tool output or text of a message, as it will be sent.
-#[derive(Debug)]
-struct Piece<'a> {
-    target: Target,
-    /// The text to shorten from (a tool output already cleaned of data runs).
-    full: Cow<'a, str>,
-    /// What is sent; `None`: the message's own text, unchanged.
-    sent: Option<String>,
-    /// Tokens of what is sent.
-    tokens: u64,
-    /// Whether it was shortened to fit the window (beyond the cap).
-    shortened: bool,
-}
-
-impl Piece<'_> {
-    fn text(&self) -> &str {
-        self.sent.as_deref().unwrap_or(&self.full)
-    }
-
-    /// Shortens the piece to about `tokens`, proportionally in bytes.
-    fn shorten_to(&mut self, tokens: u64, counter: &dyn TokenCounter) {
-        if self.tokens <= tokens {
-            return;
-        }
-        let bytes = self.text().len() as u64 * tokens / self.tokens.max(1);
-        let short = cut_middle(&self.full, bytes as usize);
-        self.tokens = counter.count(&short);
-        self.sent = Some(short);
-        self.shortened = true;
-    }
-}
-
-/// One message of the input.
-#[derive(Debug)]
-struct Entry<'a> {
-    index: usize,
-    /// Tokens outside the pieces (framing, calls, images).
-    fixed: u64,
-    edits: Vec<Edit>,
-    pieces: Vec<Piece<'a>>,
-    /// Whether a tool group starts here (the message carries no results).
-    starts_group: bool,
-}
-
-impl Entry<'_> {
-    fn tokens(&self) -> u64 {
-        self.fixed + self.pieces.iter().map(|p| p.tokens).sum::<u64>()
-    }
-
-    fn step(self) -> Step {
-        let mut edits = self.edits;
-        for p in self.pieces {
-            let Some(text) = p.sent else { continue };
-            edits.push(match p.target {
-                Target::Output(result) => Edit::ReplaceOutput { result, text },
-                Target::Text(part) => Edit::ReplaceText { part, text },
-            });
-        }
-        Step::Keep {
-            index: self.index,
-            edits,
-        }
-    }
 }
 
 /// Reads message `i` into an entry: reasoning dropped, tool outputs cleaned and
@@ -217,60 +144,6 @@ fn entry<'a>(
         pieces,
         starts_group: !m.has_results(),
     })
-}
-
-/// The largest cap `level ≥ floor` such that cutting every size above it to it
-/// saves at least `need`; `floor` when even that is not enough. (A binary search:
-/// the saving only grows as the cap falls.)
-fn level(sizes: &[u64], floor: u64, need: u64) -> u64 {
-    let saving = |cap: u64| sizes.iter().map(|s| s.saturating_sub(cap)).sum::<u64>();
-    let (mut lo, mut hi) = (
-        floor,
-        sizes.iter().copied().max().unwrap_or(floor).max(floor),
-    );
-    if saving(lo) < need {
-        return floor;
-    }
-    // saving(lo) >= need; find the largest such cap
-    while lo < hi {
-        let mid = lo + (hi - lo).div_ceil(2);
-        if saving(mid) >= need {
-            lo = mid;
-        } else {
-            hi = mid - 1;
-        }
-    }
-    lo
-}
-
-/// Shortens the pieces `pick` selects, largest first, until `entries` fit
-/// `budget` or every such piece is down to `floor`.
-fn shrink(
-    entries: &mut [Entry<'_>],
-    budget: u64,
-    floor: u64,
-    pick: impl Fn(Target) -> bool,
-    counter: &dyn TokenCounter,
-) {
-    // The estimate of a cut text is not exactly proportional: a few rounds settle it.
-    for _ in 0..3 {
-        let total: u64 = entries.iter().map(Entry::tokens).sum();
-        if total <= budget {
-            return;
-        }
-        let sizes: Vec<u64> = entries
-            .iter()
-            .flat_map(|e| &e.pieces)
-            .filter(|p| pick(p.target))
-            .map(|p| p.tokens)
-            .collect();
-        let cap = level(&sizes, floor, total - budget);
-        for p in entries.iter_mut().flat_map(|e| &mut e.pieces) {
-            if pick(p.target) {
-                p.shorten_to(cap, counter);
-            }
-        }
-    }
 }
 
 /// A gap marker's text.
@@ -442,7 +315,12 @@ pub(crate) fn build(
         warnings.push(Warning {
             code: "SUMMARY_INPUT_SHRUNK",
             message: format!(
-                "the conversation to summarize (about {before} tokens) did not fit the {budget} tokens the summarizer's window leaves for it, so {outputs} tool output(s) were shortened, {left_out} message(s) were left out at gap markers and {texts} text(s) were shortened"
+                "the conversation to summarize (about {}) did not fit the {} the summarizer's window leaves for it, so {} shortened, {} left out at gap markers and {} shortened",
+                count(before, "token"),
+                count(budget, "token"),
+                count(outputs as u64, "tool output"),
+                count(left_out as u64, "message"),
+                count(texts as u64, "text")
             ),
         });
     }

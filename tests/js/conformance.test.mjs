@@ -451,12 +451,19 @@ function configure(raw) {
     const text = string(raw.toml, "toml");
     try {
       const { options, warnings } = parseConfig(text);
-      return { kind: "toml", options, warnings };
+      return { kind: "toml", options: withCounter(raw, options), warnings };
     } catch (error) {
       return { kind: "toml", error };
     }
   }
-  return { kind: "options", options: raw.options };
+  return { kind: "options", options: withCounter(raw, raw.options) };
+}
+
+/** A case's `counter: "chars/4"`: every text counts ceil(characters / 4) tokens. */
+function withCounter(raw, options) {
+  if (raw.counter === undefined) return options;
+  if (raw.counter !== "chars/4") fail(`fixture: unknown counter ${JSON.stringify(raw.counter)}`);
+  return { ...(options ?? {}), countTokens: (t) => Math.ceil([...t].length / 4) };
 }
 
 function caseInput(raw) {
