@@ -284,7 +284,7 @@ impl<'a> Node<'a> for TapeNode<'a> {
 
 /// Decodes a tape into a `serde_json` value.
 #[cfg(test)]
-pub fn decode(words: &[u32], numbers: &[f64], bytes: &[u8]) -> Result<Value> {
+pub(crate) fn decode(words: &[u32], numbers: &[f64], bytes: &[u8]) -> Result<Value> {
     Ok(Tape::open(words, numbers, bytes)?.root().to_value())
 }
 
