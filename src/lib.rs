@@ -60,7 +60,7 @@ use json::Node;
 use message::Message;
 pub use summarizer::{compact_with_summarizer, Reply, Summarizer, SummaryRequest, Usage};
 use summary::{Done, Turn};
-use tokens::{message_tokens, Estimator, TokenCounter};
+use tokens::{message_tokens, Capped, Estimator, TokenCounter};
 
 /// The result of a compaction (SPEC §7).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -217,6 +217,7 @@ pub(crate) fn step<'a, N: Node<'a>>(
     counter: &dyn TokenCounter,
     replies: &[Reply],
 ) -> Result<summarizer::Next> {
+    let counter = &Capped(counter);
     let o = &config.options;
     let doc = formats::open(input, o.format)?;
     let views = views(&doc, counter)?;
@@ -234,7 +235,9 @@ pub(crate) fn step<'a, N: Node<'a>>(
         request_tokens: 0,
     };
     let turn = match o.mode {
-        Mode::Deterministic => Turn::Done(offline(modes::deterministic::plan(&views)?)),
+        Mode::Deterministic => {
+            Turn::Done(offline(modes::deterministic::plan(&views, o, placement)?))
+        }
         Mode::RecencyPreserving => Turn::Done(offline(modes::recency::plan(
             &views, o, placement, counter,
         )?)),
@@ -339,8 +342,8 @@ fn finish<'a, N: Node<'a>>(
                     output_tokens: counter.count(text),
                 }
             });
-            usage.input_tokens += u.input_tokens;
-            usage.output_tokens += u.output_tokens;
+            usage.input_tokens = usage.input_tokens.saturating_add(u.input_tokens);
+            usage.output_tokens = usage.output_tokens.saturating_add(u.output_tokens);
         }
     }
     let hint = o.show_settings_hint;
@@ -412,6 +415,7 @@ pub(crate) fn estimate<'a, N: Node<'a>>(
     config: &ParsedOptions,
     counter: &dyn TokenCounter,
 ) -> Result<u64> {
+    let counter = &Capped(counter);
     if let Some(s) = input.as_str() {
         return Ok(counter.count(s));
     }
@@ -443,6 +447,7 @@ pub(crate) fn trigger<'a, N: Node<'a>>(
     pending: &str,
     counter: &dyn TokenCounter,
 ) -> Result<Trigger> {
+    let counter = &Capped(counter);
     let doc = formats::open(input, config.options.format)?;
     let views = views(&doc, counter)?;
     Ok(trigger::evaluate(

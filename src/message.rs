@@ -142,6 +142,9 @@ pub(crate) struct Message<'a> {
     pub results: Vec<ToolOutput<'a>>,
     /// Provider-reported input tokens of the request that produced this turn, when known.
     pub reported_input_tokens: Option<u64>,
+    /// Whether a tool result follows another part of the message (Anthropic wants
+    /// `tool_result` blocks first).
+    pub results_out_of_order: bool,
     /// For a message that carries results (or a notice inside a tool group): the
     /// assistant message whose calls it answers, the nearest earlier message that
     /// carries no results, when that one made calls. Set once when the history is read.
@@ -162,6 +165,7 @@ impl<'a> Message<'a> {
             calls: Vec::new(),
             results: Vec::new(),
             reported_input_tokens: None,
+            results_out_of_order: false,
             owner: None,
             tokens: 0,
         }

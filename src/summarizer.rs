@@ -35,7 +35,7 @@ impl Usage {
             keys.iter()
                 .find_map(|k| v.get(*k).and_then(Value::as_f64))
                 .filter(|n| n.is_finite() && *n >= 0.0)
-                .map(|n| n.round() as u64)
+                .map(|n| n.round().min(9_007_199_254_740_992.0) as u64)
         };
         let input = pick(&["inputTokens", "input_tokens", "prompt_tokens"]);
         let output = pick(&["outputTokens", "output_tokens", "completion_tokens"]);

@@ -1053,3 +1053,18 @@ fn every_fixture_case_conforms() {
         failures.join("\n")
     );
 }
+
+/// The provider-rule checker judges the cases of `tests/fixtures/rules/checker.json`
+/// as they say; the JS twin (`tests/js/rules.mjs`) is held to the same cases.
+#[test]
+fn the_rule_checker_judges_the_shared_cases() {
+    let path = fixtures_dir().join("rules/checker.json");
+    let doc: Value = serde_json::from_str(&fs::read_to_string(path).unwrap()).unwrap();
+    let cases = doc["cases"].as_array().unwrap();
+    assert!(cases.len() >= 10);
+    for c in cases {
+        let messages = c["messages"].as_array().unwrap();
+        let got = rules::check(c["format"].as_str().unwrap(), messages);
+        assert_eq!(got.is_ok(), c["valid"] == true, "{}: {got:?}", c["name"]);
+    }
+}

@@ -24,7 +24,7 @@ fn messages_of(v: &Value) -> &[Value] {
 fn every_corpus_conversation_compacts_correctly_in_both_offline_modes() {
     let all = corpus::all();
     if all.is_empty() {
-        eprintln!("skipped: ../shared/corpus is not there");
+        corpus::missing(true);
         return;
     }
     let (mut runs, mut too_small, mut not_fitting) = (0, 0, 0);

@@ -674,7 +674,7 @@ fn iterative_compaction_replaces_the_previous_summary_in_every_mode_pair() {
         .into_iter()
         .find(|c| c.name.ends_with("c1f62324.openai.json"))
     else {
-        eprintln!("skipped: ../shared/corpus is not there");
+        corpus::missing(true);
         return;
     };
     let history: Value = serde_json::from_str(&conv.json).unwrap();
@@ -753,7 +753,7 @@ fn ten_rounds_of_structured_compaction_never_snowball() {
         .into_iter()
         .find(|c| c.name.ends_with("c1f62324.openai.json"))
     else {
-        eprintln!("skipped: ../shared/corpus is not there");
+        corpus::missing(true);
         return;
     };
     let all: Vec<Value> = serde_json::from_str(&conv.json).unwrap();
@@ -800,7 +800,7 @@ fn ten_rounds_of_structured_compaction_never_snowball() {
 fn corpus_sessions_compact_in_every_format_with_both_llm_modes() {
     let sessions = corpus::swecontext();
     if sessions.is_empty() {
-        eprintln!("skipped: ../shared/corpus is not there");
+        corpus::missing(true);
         return;
     }
     for conv in sessions {

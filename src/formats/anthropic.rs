@@ -37,8 +37,15 @@ pub(super) fn read<'a, N: Node<'a>>(obj: N, i: usize) -> Result<Message<'a>> {
         Some(Kind::String) => msg.texts.extend(content.and_then(Node::as_str)),
         Some(Kind::Array) => {
             let mut seen = HashSet::new();
+            let mut other_before = false;
             for (k, block) in content.into_iter().flat_map(Node::items).enumerate() {
+                let results = msg.results.len();
                 read_block(block, role, &mut msg, &mut seen, i, k)?;
+                if msg.results.len() > results {
+                    msg.results_out_of_order |= other_before;
+                } else {
+                    other_before = true;
+                }
             }
         }
         other => {
@@ -162,16 +169,6 @@ fn read_block<'a, N: Node<'a>>(
     Ok(())
 }
 
-/// Position in `blocks` of the `nth` block of `kind`.
-fn nth_block(blocks: &[Value], kind: &str, nth: usize) -> Option<usize> {
-    blocks
-        .iter()
-        .enumerate()
-        .filter(|(_, b)| b.get("type").and_then(Value::as_str) == Some(kind))
-        .nth(nth)
-        .map(|(p, _)| p)
-}
-
 fn stub_block(id: &str) -> Value {
     let mut b = Map::new();
     b.insert("type".into(), "tool_result".into());
@@ -180,68 +177,101 @@ fn stub_block(id: &str) -> Value {
     Value::Object(b)
 }
 
-/// Applies an edit to a copy of an Anthropic message.
-pub(super) fn edit(obj: &mut Map<String, Value>, edit: &Edit) {
-    if let (Edit::AddStubs(_), Some(Value::String(text))) = (edit, obj.get("content")) {
+fn block_type(b: &Value) -> Option<&str> {
+    b.get("type").and_then(Value::as_str)
+}
+
+/// Applies a kept message's edits to a copy of it. Edits address blocks by their
+/// number among the blocks of one type in the original message, so the blocks are
+/// located once, the contents changed first and the structure (dropped and added
+/// blocks, their order) last.
+pub(super) fn apply(obj: &mut Map<String, Value>, edits: &[Edit]) {
+    if let Some(Value::String(text)) = obj.get("content") {
+        // A string content is one text block: edit it in place, or turn it into a
+        // block when blocks join it.
+        let text = text.clone();
+        if !edits.iter().any(|e| matches!(e, Edit::AddStubs(_))) {
+            for e in edits {
+                if let Edit::ReplaceText { part: 0, text } = e {
+                    obj.insert("content".into(), text.clone().into());
+                }
+            }
+            return;
+        }
         let mut t = Map::new();
         t.insert("type".into(), "text".into());
-        t.insert("text".into(), text.clone().into());
+        t.insert("text".into(), text.into());
         obj.insert("content".into(), Value::Array(vec![Value::Object(t)]));
-    }
-    if let (Edit::ReplaceText { part: 0, text }, Some(Value::String(s))) =
-        (edit, obj.get_mut("content"))
-    {
-        *s = text.clone();
-        return;
     }
     let Some(Value::Array(blocks)) = obj.get_mut("content") else {
         return;
     };
-    match edit {
-        Edit::ReplaceOutput { result, text } => {
-            if let Some(p) = nth_block(blocks, "tool_result", *result) {
-                if let Some(b) = blocks[p].as_object_mut() {
-                    b.insert("content".into(), Value::String(text.clone()));
+    let positions = |kind: &str| -> Vec<usize> {
+        (0..blocks.len())
+            .filter(|&p| block_type(&blocks[p]) == Some(kind))
+            .collect()
+    };
+    let (results, texts, calls) = (
+        positions("tool_result"),
+        positions("text"),
+        positions("tool_use"),
+    );
+    let set = |blocks: &mut Vec<Value>, at: Option<&usize>, key: &str, value: Value| {
+        if let Some(b) = at.and_then(|&p| blocks[p].as_object_mut()) {
+            b.insert(key.into(), value);
+        }
+    };
+    let mut dropped = vec![false; blocks.len()];
+    for e in edits {
+        match e {
+            Edit::ReplaceOutput { result, text } => {
+                set(blocks, results.get(*result), "content", text.clone().into())
+            }
+            Edit::ReplaceText { part, text } => {
+                set(blocks, texts.get(*part), "text", text.clone().into())
+            }
+            Edit::ShortenArgs { call, args } => {
+                set(blocks, calls.get(*call), "input", args.clone())
+            }
+            Edit::DropResults(which) => {
+                for r in which {
+                    if let Some(&p) = results.get(*r) {
+                        dropped[p] = true;
+                    }
                 }
             }
-        }
-        Edit::ReplaceText { part, text } => {
-            if let Some(p) = nth_block(blocks, "text", *part) {
-                if let Some(b) = blocks[p].as_object_mut() {
-                    b.insert("text".into(), Value::String(text.clone()));
+            Edit::DropReasoning => {
+                for (p, b) in blocks.iter().enumerate() {
+                    if matches!(block_type(b), Some("thinking" | "redacted_thinking")) {
+                        dropped[p] = true;
+                    }
                 }
             }
+            Edit::AddStubs(_) | Edit::ResultsFirst => {}
         }
-        Edit::DropReasoning => blocks.retain(|b| {
-            !matches!(
-                b.get("type").and_then(Value::as_str),
-                Some("thinking" | "redacted_thinking")
-            )
-        }),
-        Edit::ShortenArgs { call, args } => {
-            if let Some(p) = nth_block(blocks, "tool_use", *call) {
-                if let Some(b) = blocks[p].as_object_mut() {
-                    b.insert("input".into(), args.clone());
-                }
+    }
+    let mut p = 0;
+    blocks.retain(|_| {
+        p += 1;
+        !dropped[p - 1]
+    });
+    for e in edits {
+        match e {
+            Edit::AddStubs(ids) => {
+                let at = blocks
+                    .iter()
+                    .rposition(|b| block_type(b) == Some("tool_result"))
+                    .map_or(0, |p| p + 1);
+                blocks.splice(at..at, ids.iter().map(|id| stub_block(id)));
             }
-        }
-        Edit::DropResults(which) => {
-            let positions: Vec<usize> = which
-                .iter()
-                .filter_map(|r| nth_block(blocks, "tool_result", *r))
-                .collect();
-            let mut p = 0;
-            blocks.retain(|_| {
-                p += 1;
-                !positions.contains(&(p - 1))
-            });
-        }
-        Edit::AddStubs(ids) => {
-            let at = blocks
-                .iter()
-                .rposition(|b| b.get("type").and_then(Value::as_str) == Some("tool_result"))
-                .map_or(0, |p| p + 1);
-            blocks.splice(at..at, ids.iter().map(|id| stub_block(id)));
+            Edit::ResultsFirst => {
+                let (mut first, rest): (Vec<Value>, Vec<Value>) = std::mem::take(blocks)
+                    .into_iter()
+                    .partition(|b| block_type(b) == Some("tool_result"));
+                first.extend(rest);
+                *blocks = first;
+            }
+            _ => {}
         }
     }
 }

@@ -12,7 +12,7 @@ use std::marker::PhantomData;
 
 use crate::error::{Error, Result};
 use crate::json::{Kind, Node};
-use crate::message::Message;
+use crate::message::{Message, Role};
 use crate::plan::{Plan, Step, Synthetic};
 
 /// A supported message format.
@@ -200,7 +200,15 @@ impl<'a, N: Node<'a>> Document<'a, N> {
                         format!("expected a message object, got {}", m.kind().name()),
                     ));
                 }
-                read(*m, i)
+                let mut view = read(*m, i)?;
+                // Provider-reported usage of the request that produced this turn,
+                // as Moltis and chat UIs store it, in whatever format.
+                if view.role == Role::Assistant {
+                    view.reported_input_tokens = ["requestInputTokens", "inputTokens"]
+                        .iter()
+                        .find_map(|k| m.get(k).and_then(Node::as_u64));
+                }
+                Ok(view)
             })
             .collect::<Result<Vec<_>>>()
             .map(|mut views| {
@@ -241,12 +249,10 @@ impl<'a, N: Node<'a>> Document<'a, N> {
                     }
                     let mut copy = self.messages[*index].to_value();
                     if let Value::Object(obj) = &mut copy {
-                        for edit in edits {
-                            match self.format {
-                                Format::Anthropic => anthropic::edit(obj, edit),
-                                Format::Openai => openai::edit(obj, edit),
-                                Format::Moltis => moltis::edit(obj, edit),
-                            }
+                        match self.format {
+                            Format::Anthropic => anthropic::apply(obj, edits),
+                            Format::Openai => edits.iter().for_each(|e| openai::edit(obj, e)),
+                            Format::Moltis => edits.iter().for_each(|e| moltis::edit(obj, e)),
                         }
                     }
                     out.push(OutputMessage::New(copy));

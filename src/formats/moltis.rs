@@ -15,28 +15,20 @@ use crate::plan::Edit;
 pub(super) fn read<'a, N: Node<'a>>(obj: N, i: usize) -> Result<Message<'a>> {
     let path = || format!("messages[{i}]");
     let role = req_str(obj, "role", &path)?;
-    let mut msg = match role {
-        "system" => openai::read_common(obj, Role::System, i)?,
-        "user" => openai::read_common(obj, Role::User, i)?,
-        "assistant" => openai::read_common(obj, Role::Assistant, i)?,
-        "tool" => openai::read_common(obj, Role::Tool, i)?,
-        "notice" => openai::read_common(obj, Role::Notice, i)?,
-        "tool_result" => read_tool_result(obj, i)?,
-        other => {
-            return Err(Error::input(
-                format!("{}.role", path()),
-                format!(
-                    "unknown role {other:?}; expected one of \"system\", \"notice\", \"user\", \"assistant\", \"tool\", \"tool_result\""
-                ),
-            ))
-        }
-    };
-    if msg.role == Role::Assistant {
-        msg.reported_input_tokens = ["requestInputTokens", "inputTokens"]
-            .iter()
-            .find_map(|k| obj.get(k).and_then(Node::as_u64));
+    match role {
+        "system" | "developer" => openai::read_common(obj, Role::System, i),
+        "user" => openai::read_common(obj, Role::User, i),
+        "assistant" => openai::read_common(obj, Role::Assistant, i),
+        "tool" => openai::read_common(obj, Role::Tool, i),
+        "notice" => openai::read_common(obj, Role::Notice, i),
+        "tool_result" => read_tool_result(obj, i),
+        other => Err(Error::input(
+            format!("{}.role", path()),
+            format!(
+                "unknown role {other:?}; expected one of \"system\", \"developer\", \"notice\", \"user\", \"assistant\", \"tool\", \"tool_result\""
+            ),
+        )),
     }
-    Ok(msg)
 }
 
 fn read_tool_result<'a, N: Node<'a>>(obj: N, i: usize) -> Result<Message<'a>> {

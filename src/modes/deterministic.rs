@@ -2,12 +2,14 @@
 //! structured index of everything else. Zero LLM calls.
 
 use crate::error::{Error, ErrorKind, Result};
+use crate::formats::ResultsPlacement;
 use crate::message::{Message, Role};
 use crate::modes::{drop_empty, newest_summary, Decision};
+use crate::options::Options;
 use crate::plan::bound::{bound, SUMMARY_BUDGET};
 use crate::plan::facts::{gather, result_tool_name};
 use crate::plan::prune::describe_call;
-use crate::plan::window::leading_system;
+use crate::plan::window::{leading_system, pinned};
 use crate::plan::{Step, Synthetic};
 use crate::summary::prompts::SUMMARY_PREAMBLE;
 use crate::text::{count, one_line, truncate, SUMMARY_PREFIX};
@@ -18,12 +20,16 @@ pub(crate) const PREAMBLE: &str = "This session is being continued from a previo
 pub(crate) const DIRECTIVE: &str = "Continue the conversation from where it left off without asking the user any further questions. Resume directly — do not acknowledge the summary, do not recap what was happening, and do not preface with continuation text.";
 
 const PREVIEW_BYTES: usize = 160;
-const TIMELINE_HEAD: usize = 3;
-const TIMELINE_TAIL: usize = 5;
 const MAX_KEY_FILES: usize = 8;
 
-/// Plans the deterministic compaction of `views`.
-pub(crate) fn plan(views: &[Message<'_>]) -> Result<Decision> {
+/// Plans the deterministic compaction of `views`: the leading system messages,
+/// the messages that stay wherever they are (mid-history system messages, pins),
+/// then the summary of everything else.
+pub(crate) fn plan(
+    views: &[Message<'_>],
+    options: &Options,
+    placement: ResultsPlacement,
+) -> Result<Decision> {
     let lead = leading_system(views);
     if lead == views.len() {
         return Err(Error::new(
@@ -31,21 +37,56 @@ pub(crate) fn plan(views: &[Message<'_>]) -> Result<Decision> {
             "the history holds only system messages; there is nothing to compact",
         ));
     }
+    let pinned = pinned(views, options);
     // The newest earlier summary (from any mode) is merged, never repeated.
     let prior_at = newest_summary(views, lead);
-    let prior = prior_at.and_then(|i| views[i].texts.first().map(|t| prior_highlights(t)));
+    let prior = prior_at
+        .and_then(|i| views[i].texts.first())
+        .map(|t| prior_highlights(t));
     let picked: Vec<usize> = (lead..views.len())
-        .filter(|i| Some(*i) != prior_at)
+        .filter(|&i| Some(i) != prior_at && !pinned[i])
         .collect();
-    let (highlights, timeline) = summarize(views, &picked);
+    let carried: Vec<usize> = (lead..views.len()).filter(|&i| pinned[i]).collect();
+
+    let mut budget = SUMMARY_BUDGET;
+    budget.lines -= 2; // the <summary> tags
+    budget.bytes -= "<summary>\n".len() + "\n</summary>".len();
+    let size = |lines: &[String]| lines.iter().map(|l| l.len() + 1).sum::<usize>();
+    // The new context comes first; what it leaves goes to the earlier context,
+    // which is condensed, oldest first.
+    let prior_min = prior
+        .as_deref()
+        .map_or(0, |p| size(&condense(p, PRIOR_MIN_LINES, PRIOR_MIN_BYTES)));
+    // The timeline gives way (fewer entries) before the earlier context does.
+    let room = |highlights: &[String], timeline: &[String]| {
+        let lines = 4 + highlights.len() + timeline.len();
+        let bytes = size(highlights) + 2 * highlights.len() + size(timeline) + 100;
+        (
+            budget.lines.saturating_sub(lines),
+            budget.bytes.saturating_sub(bytes),
+        )
+    };
+    let mut shape = TIMELINE_SHAPES.iter();
+    let (highlights, timeline) = loop {
+        let entries = shape.next().copied().unwrap_or((0, 0));
+        let (h, t) = summarize(views, &picked, prior_min, entries);
+        let (lines, bytes) = room(&h, &t);
+        let enough = lines >= PRIOR_MIN_LINES && bytes >= prior_min;
+        if prior.is_none() || enough || entries == (0, 0) {
+            break (h, t);
+        }
+    };
     let mut lines = vec!["Conversation summary:".to_string()];
     match prior {
         Some(prior) => {
+            let (room_lines, room_bytes) = room(&highlights, &timeline);
+            let prior = condense(&prior, room_lines.max(1), room_bytes);
+            let new: Vec<String> = highlights.iter().map(|l| format!("  {l}")).collect();
             lines.push("- Previously compacted context:".into());
             lines.extend(prior.iter().map(|l| format!("  {l}")));
-            if !highlights.is_empty() {
+            if !new.is_empty() {
                 lines.push("- Newly compacted context:".into());
-                lines.extend(highlights.iter().map(|l| format!("  {l}")));
+                lines.extend(new);
             }
         }
         None => lines.extend(highlights),
@@ -54,9 +95,6 @@ pub(crate) fn plan(views: &[Message<'_>]) -> Result<Decision> {
         lines.push("- Key timeline:".into());
         lines.extend(timeline);
     }
-    let mut budget = SUMMARY_BUDGET;
-    budget.lines -= 2; // the <summary> tags
-    budget.bytes -= "<summary>\n".len() + "\n</summary>".len();
     let summary = format!(
         "<summary>\n{}\n</summary>",
         bound(&lines, budget).join("\n")
@@ -64,12 +102,85 @@ pub(crate) fn plan(views: &[Message<'_>]) -> Result<Decision> {
     let text = format!("{SUMMARY_PREFIX}{PREAMBLE}\n\n{summary}\n\n{DIRECTIVE}");
     let mut warnings = Vec::new();
     let mut steps = drop_empty((0..lead).map(Step::keep).collect(), views, &mut warnings);
-    steps.push(Step::Insert(Synthetic::Summary(text)));
+    let carried = drop_empty(
+        carried.into_iter().map(Step::keep).collect(),
+        views,
+        &mut warnings,
+    );
+    // Anthropic wants a user message first: then the summary opens the messages.
+    let assistant_first = lead == 0
+        && placement == ResultsPlacement::NextUserMessage
+        && matches!(carried.first(), Some(Step::Keep { index, .. }) if views[*index].role != Role::User);
+    if assistant_first {
+        steps.push(Step::Insert(Synthetic::Summary(text)));
+        steps.extend(carried);
+    } else {
+        steps.extend(carried);
+        steps.push(Step::Insert(Synthetic::Summary(text)));
+    }
     Ok(Decision {
         plan: steps,
         summary: Some(summary),
         warnings,
     })
+}
+
+/// Timeline entries (oldest, newest) to try, fewer each time the earlier context
+/// needs the room.
+const TIMELINE_SHAPES: [(usize, usize); 4] = [(3, 5), (1, 3), (0, 2), (0, 0)];
+
+/// Lines and bytes the earlier context keeps at least.
+const PRIOR_MIN_LINES: usize = 4;
+const PRIOR_MIN_BYTES: usize = 320;
+
+/// The earlier context in at most `lines` lines and about `bytes` bytes: its scope
+/// lines summed into one, then its oldest lines left out, with a count.
+fn condense(prior: &[String], lines: usize, bytes: usize) -> Vec<String> {
+    let fits =
+        |l: &[String]| l.len() <= lines && l.iter().map(|l| l.len() + 1).sum::<usize>() <= bytes;
+    if fits(prior) {
+        return prior.to_vec();
+    }
+    // Scope lines of earlier rounds become one running total.
+    let mut total = None;
+    let mut rest = Vec::new();
+    for line in prior {
+        match line
+            .strip_prefix("- Scope: ")
+            .and_then(|s| s.split_whitespace().next())
+            .and_then(|n| n.parse::<usize>().ok())
+        {
+            Some(n) => *total.get_or_insert(0) += n,
+            None => rest.push(line.clone()),
+        }
+    }
+    let scope = total.map(|n| {
+        format!(
+            "- Scope: {} compacted in earlier rounds.",
+            count(n as u64, "message")
+        )
+    });
+    // Keep the newest lines that fit after the scope and the count line.
+    let mut kept: Vec<String> = Vec::new();
+    let mut used = scope.as_ref().map_or(0, |s| s.len() + 1) + 40;
+    for line in rest.iter().rev() {
+        if kept.len() + 2 >= lines || used + line.len() + 1 > bytes {
+            break;
+        }
+        used += line.len() + 1;
+        kept.push(line.clone());
+    }
+    kept.reverse();
+    let left_out = rest.len() - kept.len();
+    let mut out: Vec<String> = scope.into_iter().collect();
+    if left_out > 0 {
+        out.push(format!(
+            "[... {} condensed]",
+            count(left_out as u64, "older line")
+        ));
+    }
+    out.extend(kept);
+    out
 }
 
 /// The highlight lines of an earlier summary (its timeline is dropped; nested
@@ -81,6 +192,19 @@ fn prior_highlights(text: &str) -> Vec<String> {
         body = body.strip_prefix(preamble).unwrap_or(body).trim();
     }
     let body = body.strip_suffix(DIRECTIVE).unwrap_or(body).trim();
+    // An `<analysis>` block is the writer's scratch work, not the summary.
+    let analysis = match (body.find("<analysis>"), body.find("</analysis>")) {
+        (Some(a), Some(b)) if a < b => Some((a, b + "</analysis>".len())),
+        _ => None,
+    };
+    let stripped;
+    let body = match analysis {
+        Some((a, b)) => {
+            stripped = format!("{}{}", &body[..a], &body[b..]);
+            stripped.trim()
+        }
+        None => body,
+    };
     let body = match (body.find("<summary>"), body.rfind("</summary>")) {
         (Some(a), Some(b)) if a < b => &body[a + "<summary>".len()..b],
         _ => body,
@@ -92,6 +216,9 @@ fn prior_highlights(text: &str) -> Vec<String> {
         let trimmed = line.trim_end();
         match trimmed.trim() {
             "" | "Conversation summary:" | "Summary:" | "(none)" => continue,
+            // the closing line of older summaries, not context
+            "Recent messages are preserved verbatim." => continue,
+            t if t.starts_with("[... ") && t.ends_with(" condensed]") => continue,
             t if t.starts_with('#') => {
                 section = Some(t.trim_start_matches('#').trim());
                 continue;
@@ -119,8 +246,14 @@ fn prior_highlights(text: &str) -> Vec<String> {
     out
 }
 
-/// Highlights and timeline of the messages `picked`.
-fn summarize(views: &[Message<'_>], picked: &[usize]) -> (Vec<String>, Vec<String>) {
+/// Highlights and timeline of the messages `picked`; `reserved` bytes of the
+/// budget are kept for other lines.
+fn summarize(
+    views: &[Message<'_>],
+    picked: &[usize],
+    reserved: usize,
+    (oldest, newest): (usize, usize),
+) -> (Vec<String>, Vec<String>) {
     let msgs: Vec<&Message> = picked.iter().map(|&i| &views[i]).collect();
     let of_role = |r: Role| msgs.iter().filter(|m| m.role == r).count();
     let mut out = vec![format!(
@@ -171,10 +304,10 @@ fn summarize(views: &[Message<'_>], picked: &[usize]) -> (Vec<String>, Vec<Strin
 
     // Share what the highlights leave of the budget among the timeline entries,
     // so the newest entries are shortened rather than dropped.
-    let entries = msgs.len().min(TIMELINE_HEAD + TIMELINE_TAIL);
+    let entries = msgs.len().min(oldest + newest);
     let left = SUMMARY_BUDGET
         .bytes
-        .saturating_sub(out.iter().map(|l| l.len() + 1).sum::<usize>() + 120);
+        .saturating_sub(out.iter().map(|l| l.len() + 1).sum::<usize>() + 120 + reserved);
     let width = (left / entries.max(1)).clamp(64, PREVIEW_BYTES);
     let mut timeline = Vec::new();
     let entry = |i: usize| {
@@ -185,18 +318,15 @@ fn summarize(views: &[Message<'_>], picked: &[usize]) -> (Vec<String>, Vec<Strin
         );
         truncate(&line, width)
     };
-    if msgs.len() <= TIMELINE_HEAD + TIMELINE_TAIL {
+    if msgs.len() <= oldest + newest {
         timeline.extend((0..msgs.len()).map(entry));
-    } else {
-        timeline.extend((0..TIMELINE_HEAD).map(entry));
+    } else if oldest + newest > 0 {
+        timeline.extend((0..oldest).map(entry));
         timeline.push(format!(
             "  - ... ({} omitted) ...",
-            count(
-                (msgs.len() - TIMELINE_HEAD - TIMELINE_TAIL) as u64,
-                "message"
-            )
+            count((msgs.len() - oldest - newest) as u64, "message")
         ));
-        timeline.extend((msgs.len() - TIMELINE_TAIL..msgs.len()).map(entry));
+        timeline.extend((msgs.len() - newest..msgs.len()).map(entry));
     }
     (out, timeline)
 }

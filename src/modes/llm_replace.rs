@@ -6,7 +6,7 @@ use crate::formats::ResultsPlacement;
 use crate::message::{Message, Role};
 use crate::modes::{drop_empty, Decision};
 use crate::options::{Mode, Options};
-use crate::plan::window::leading_system;
+use crate::plan::window::{leading_system, pinned};
 use crate::plan::{Step, Synthetic};
 use crate::summarizer::Reply;
 use crate::summary::{self, Done, Turn};
@@ -23,9 +23,11 @@ pub(crate) fn step(
     let lead = leading_system(views);
     let previous = summary::previous_summary(views, lead, options, counter);
     let replaced = previous.as_ref().map(|p| p.index);
+    // Mid-history system messages and pins stay verbatim, before the summary.
+    let pinned = pinned(views, options);
     let picked: Vec<usize> = (lead..views.len())
-        .filter(|i| Some(*i) != replaced)
-        .filter(|i| views[*i].role != Role::Notice && !views[*i].is_empty())
+        .filter(|&i| Some(i) != replaced && !pinned[i])
+        .filter(|&i| views[i].role != Role::Notice && !views[i].is_empty())
         .collect();
     if picked.is_empty() {
         return Err(Error::new(
@@ -60,7 +62,8 @@ pub(crate) fn step(
         Some(Reply::Summary { text, .. }) => {
             let text = text.trim();
             let mut warnings = ask.input.warnings;
-            let mut plan = drop_empty((0..lead).map(Step::keep).collect(), views, &mut warnings);
+            let kept = (0..lead).chain((lead..views.len()).filter(|&i| pinned[i]));
+            let mut plan = drop_empty(kept.map(Step::keep).collect(), views, &mut warnings);
             plan.push(Step::Insert(Synthetic::Summary(summary::summary_message(
                 text,
             ))));

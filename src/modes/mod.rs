@@ -7,6 +7,7 @@ pub(crate) mod recency;
 pub(crate) mod structured;
 
 use crate::message::{Message, Role};
+use crate::modes::deterministic::PREAMBLE;
 use crate::options::Warning;
 use crate::plan::{Plan, Step};
 use crate::text::SUMMARY_PREFIX;
@@ -41,13 +42,14 @@ pub(crate) fn drop_empty(plan: Plan, views: &[Message<'_>], warnings: &mut Vec<W
 }
 
 /// The newest user message at or after `from` that holds the summary of an
-/// earlier compaction, from any mode (markers do not count).
+/// earlier compaction, from any mode (markers do not count); older summaries
+/// open with the preamble, without the `[Conversation Summary]` prefix.
 pub(crate) fn newest_summary(views: &[Message<'_>], from: usize) -> Option<usize> {
     (from..views.len()).rev().find(|&i| {
         views[i].role == Role::User
             && views[i]
                 .texts
                 .first()
-                .is_some_and(|t| t.starts_with(SUMMARY_PREFIX))
+                .is_some_and(|t| t.starts_with(SUMMARY_PREFIX) || t.starts_with(PREAMBLE))
     })
 }

@@ -37,7 +37,7 @@ fn read_marker<'a>(text: &'a str, f: &mut Facts<'a>) {
         for part in first[open + 1..].split(',') {
             let mut words = part.split_whitespace();
             let n = words.next().and_then(|w| w.parse::<usize>().ok());
-            let slot = match words.next().map(|w| w.trim_end_matches(')')) {
+            let slot = match words.next().map(|w| w.trim_end_matches([')', '.'])) {
                 Some("user") => 0,
                 Some("assistant") => 1,
                 Some("tool") => 2,

@@ -178,6 +178,7 @@ pub(crate) fn step_tokens(step: &Step, views: &[Message<'_>], counter: &dyn Toke
                     ),
                     Edit::AddStubs(ids) => (0, ids.len() as u64 * counter.count(STUB_TEXT)),
                     Edit::DropReasoning => (m.reasoning.iter().map(|r| counter.count(r)).sum(), 0),
+                    Edit::ResultsFirst => (0, 0),
                 };
                 t = t.saturating_sub(out).saturating_add(put);
             }

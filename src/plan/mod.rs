@@ -79,6 +79,9 @@ pub(crate) enum Edit {
     /// Add stub results for these call ids to the message (Anthropic: the user
     /// message after the `tool_use` already carrying other results).
     AddStubs(Vec<String>),
+    /// Move the tool results before the other parts of the message (Anthropic
+    /// rejects a `tool_result` block after a text block).
+    ResultsFirst,
 }
 
 /// A message the library synthesizes, built in the input's format.

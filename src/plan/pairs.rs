@@ -99,6 +99,9 @@ pub(crate) fn repair(
         if !orphans.is_empty() {
             edits.push(Edit::DropResults(orphans));
         }
+        if m.results_out_of_order {
+            edits.push(Edit::ResultsFirst);
+        }
         if let Some(g) = group.as_mut().filter(|g| g.first_results.is_none()) {
             g.first_results = Some(out.len());
         }

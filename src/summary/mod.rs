@@ -75,7 +75,7 @@ pub(crate) fn previous_summary<'a>(
 ) -> Option<Previous<'a>> {
     let index = newest_summary(views, from)?;
     let text = views[index].texts.first()?;
-    let mut body = text[SUMMARY_PREFIX.len()..].trim();
+    let mut body = text.strip_prefix(SUMMARY_PREFIX).unwrap_or(text).trim();
     for wrapper in [SUMMARY_PREAMBLE, PREAMBLE] {
         body = body.strip_prefix(wrapper).unwrap_or(body).trim_start();
     }

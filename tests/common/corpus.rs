@@ -18,6 +18,21 @@ pub struct Conversation {
     pub json: String,
 }
 
+/// Whether a test must skip because the corpus is absent. With `REQUIRE_CORPUS`
+/// set (the test script sets it), a missing corpus fails the test instead of
+/// letting it pass silently.
+pub fn missing(empty: bool) -> bool {
+    if !empty {
+        return false;
+    }
+    assert!(
+        std::env::var_os("REQUIRE_CORPUS").is_none(),
+        "../shared/corpus is missing, and REQUIRE_CORPUS is set"
+    );
+    eprintln!("skipped: ../shared/corpus is not there");
+    true
+}
+
 /// The corpus folder, if it is there.
 pub fn dir() -> Option<PathBuf> {
     let d = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus");
@@ -128,9 +143,48 @@ pub fn sharegpt() -> Vec<Conversation> {
         .collect()
 }
 
+/// The 20 further Claude Code sessions of `swecontext-more.jsonl.gz`, each in the
+/// three formats, named `swecontext-more:<id>.<format>`.
+pub fn swecontext_more() -> Vec<Conversation> {
+    let Some(text) = read("swecontext-more.jsonl.gz") else {
+        return Vec::new();
+    };
+    let mut out: Vec<Conversation> = text
+        .lines()
+        .filter_map(|line| {
+            let v: Value = serde_json::from_str(line).ok()?;
+            let format = match v.get("format")?.as_str()? {
+                "anthropic" => "anthropic",
+                "openai" => "openai",
+                "moltis" => "moltis",
+                _ => return None,
+            };
+            Some(Conversation {
+                name: format!("swecontext-more:{}.{format}", v.get("id")?.as_str()?),
+                format,
+                json: v.get("input")?.to_string(),
+            })
+        })
+        .collect();
+    out.sort_by(|a, b| a.name.cmp(&b.name));
+    out
+}
+
+/// Whether a session is held out of the estimator's calibration: a quarter of
+/// the extra sessions (by id), so that the accuracy measured on them carries
+/// over to text the weights were not fitted on.
+pub fn held_out(name: &str) -> bool {
+    let Some(id) = name.strip_prefix("swecontext-more:") else {
+        return false;
+    };
+    let id = id.split('.').next().unwrap_or("");
+    u32::from_str_radix(id.get(..2).unwrap_or("0"), 16).map_or(false, |b| b % 4 == 0)
+}
+
 /// Every conversation of the corpus, in every format it is given in.
 pub fn all() -> Vec<Conversation> {
     let mut v = swecontext();
+    v.extend(swecontext_more());
     v.extend(tau_bench());
     v.extend(swe_agent());
     v.extend(sharegpt());
@@ -155,10 +209,57 @@ fn is_cjk(text: &str) -> bool {
     cjk * 5 >= total
 }
 
+/// One text of the corpus for the estimator: its kind, and whether it is held
+/// out of the calibration.
+pub struct Text {
+    pub category: Category,
+    pub text: String,
+    pub held_out: bool,
+}
+
 /// Texts of the corpus sorted into categories: chat prose (ShareGPT, tau-bench
-/// dialogue), code and terminal output (tool results of the coding sessions),
-/// JSON (tau-bench tool results and call arguments) and CJK chats.
-pub fn texts() -> Vec<(Category, String)> {
+/// dialogue, the coding agents' own words), code and terminal output (tool
+/// results of the coding sessions), JSON (tool results and call arguments) and
+/// CJK chats.
+pub fn texts() -> Vec<Text> {
+    let mut out: Vec<Text> = texts_in_calibration()
+        .into_iter()
+        .map(|(category, text)| Text {
+            category,
+            text,
+            held_out: false,
+        })
+        .collect();
+    for c in swecontext_more().iter().filter(|c| c.format == "openai") {
+        let held_out = held_out(&c.name);
+        let messages: Vec<Value> = serde_json::from_str(&c.json).unwrap_or_default();
+        for m in messages {
+            let mut push = |category, text: &str| {
+                if !text.trim().is_empty() {
+                    out.push(Text {
+                        category,
+                        text: text.to_string(),
+                        held_out,
+                    })
+                }
+            };
+            match m["role"].as_str() {
+                Some("tool") => push(Category::Code, m["content"].as_str().unwrap_or("")),
+                Some("assistant") => push(Category::Prose, m["content"].as_str().unwrap_or("")),
+                _ => {}
+            }
+            for call in m["tool_calls"].as_array().into_iter().flatten() {
+                push(
+                    Category::Json,
+                    call["function"]["arguments"].as_str().unwrap_or(""),
+                );
+            }
+        }
+    }
+    out
+}
+
+fn texts_in_calibration() -> Vec<(Category, String)> {
     let mut out = Vec::new();
     let strings = |json: &str| -> Vec<Value> { serde_json::from_str(json).unwrap_or_default() };
     for c in sharegpt() {

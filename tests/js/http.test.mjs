@@ -14,7 +14,7 @@ import { checkRules } from "./rules.mjs";
 
 const root = new URL("../../", import.meta.url);
 const corpus = new URL("../shared/corpus/", root);
-const hasCorpus = existsSync(corpus);
+const hasCorpus = existsSync(corpus) || Boolean(process.env.REQUIRE_CORPUS); // REQUIRE_CORPUS: fail, not skip
 const HEADINGS = ["## Goal", "## Constraints & Preferences", "## Progress", "### Done", "### In Progress", "### Blocked", "## Key Decisions", "## Relevant Files", "## Next Steps", "## Critical Context"];
 const CHROMIUM = process.env.CHROMIUM_PATH || "/usr/bin/chromium";
 

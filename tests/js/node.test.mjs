@@ -8,7 +8,7 @@ import { checkRules } from "./rules.mjs";
 const corpus = new URL("../../../shared/corpus/", import.meta.url);
 const sample = JSON.parse(readFileSync(new URL("../../examples/data/tau-bench-airline-3.json", import.meta.url), "utf8"));
 
-test("compacts corpus sessions in every format with both offline modes", { skip: !existsSync(corpus) && "../shared/corpus is not there" }, () => {
+test("compacts corpus sessions in every format with both offline modes", { skip: !existsSync(corpus) && !process.env.REQUIRE_CORPUS && "../shared/corpus is not there" }, () => {
   for (const id of ["8c0be6e5", "5558c6aa", "c1f62324"]) {
     for (const format of ["anthropic", "openai", "moltis"]) {
       const input = JSON.parse(readFileSync(new URL(`swecontext-${id}.${format}.json`, corpus), "utf8"));
@@ -140,4 +140,18 @@ test("the README shows examples/summarizers.mjs as it is", () => {
   const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
   const file = readFileSync(new URL("../../examples/summarizers.mjs", import.meta.url), "utf8");
   assert.ok(readme.includes("```js\n" + file.trimEnd() + "\n```"), "README's summarizers block differs from examples/summarizers.mjs");
+});
+
+test("the JS rule checker judges the shared cases like the Rust one", () => {
+  const { cases } = JSON.parse(readFileSync(new URL("../fixtures/rules/checker.json", import.meta.url), "utf8"));
+  assert.ok(cases.length >= 10);
+  for (const c of cases) {
+    let error;
+    try {
+      checkRules(c.format, c.messages);
+    } catch (e) {
+      error = e;
+    }
+    assert.equal(error === undefined, c.valid, `${c.name}: ${error?.message}`);
+  }
 });
