@@ -178,7 +178,7 @@ pub fn held_out(name: &str) -> bool {
         return false;
     };
     let id = id.split('.').next().unwrap_or("");
-    u32::from_str_radix(id.get(..2).unwrap_or("0"), 16).map_or(false, |b| b % 4 == 0)
+    u32::from_str_radix(id.get(..2).unwrap_or("0"), 16).is_ok_and(|b| b % 4 == 0)
 }
 
 /// Every conversation of the corpus, in every format it is given in.
