@@ -18,6 +18,8 @@ export class CompactionError extends Error {
 }
 
 const MAX_DEPTH = 128;
+/** Longest array read (a sparse `length = 2 ** 32 - 1` would take forever). */
+const MAX_ITEMS = 10_000_000;
 const encoder = new TextEncoder();
 
 // Scratch buffers, reused across calls and grown on demand.
@@ -28,7 +30,21 @@ let nWords = 0;
 let nNumbers = 0;
 let nBytes = 0;
 // Byte ranges of short strings (keys, roles, types) already in `bytes` this call.
-const shortStrings = new Map();
+let shortStrings = new Map();
+// The history's message array as it was read (a getter may answer a new one each time).
+let readMessages;
+// Whether a string with lone UTF-16 surrogates was written (they travel as
+// private-use characters, so ids that differ only there stay different).
+let remapped = false;
+// Whether an encoding is under way (a getter or toJSON may call in again).
+let encoding = false;
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+const HIDDEN_SURROGATE = /[\u{10F800}-\u{10FFFF}]/gu;
+const wellFormed = (s) => (typeof s.isWellFormed === "function" ? s.isWellFormed() : !LONE_SURROGATE.test(s));
+/** Lone surrogate U+D800 + k becomes U+10F800 + k (valid UTF-8, distinct); `restore` undoes it. */
+const hide = (s) => s.replace(LONE_SURROGATE, (c) => String.fromCodePoint(0x10f800 + c.charCodeAt(0) - 0xd800));
+const restoreString = (s) => s.replace(HIDDEN_SURROGATE, (c) => String.fromCharCode(c.codePointAt(0) - 0x10f800 + 0xd800));
 
 function grow(array, need) {
   let size = array.length * 2;
@@ -44,6 +60,10 @@ function word(w) {
 }
 
 function string(s) {
+  if (!wellFormed(s)) {
+    s = hide(s);
+    remapped = true;
+  }
   if (s.length <= 24) {
     const known = shortStrings.get(s);
     if (known !== undefined) {
@@ -98,16 +118,19 @@ function value(v, depth, path) {
         return;
       }
       if (Array.isArray(v)) {
+        if (v.length > MAX_ITEMS) throw invalid(`${path}: an array of ${v.length} items is more than the ${MAX_ITEMS} this library reads`);
         word(5);
         word(v.length);
         const endAt = nWords;
         word(0);
         // Name the message in errors (`messages[3]: …`); deeper levels keep that name.
         const named = depth === 0 || (depth === 1 && path === "messages");
+        if (named) readMessages = v;
         for (let i = 0; i < v.length; i++) {
           const item = v[i];
           if (item === undefined || typeof item === "function" || typeof item === "symbol") word(0);
-          else value(item, depth + 1, named ? `messages[${i}]` : path);
+          else if (named) message(item, depth + 1, `messages[${i}]`);
+          else value(item, depth + 1, path);
         }
         words[endAt] = nWords;
         return;
@@ -133,6 +156,20 @@ function value(v, depth, path) {
   }
 }
 
+/**
+ * Writes one message; a getter, Proxy trap or toJSON of the caller's that throws
+ * becomes INVALID_INPUT naming the message, with the caller's error as `cause`.
+ */
+function message(v, depth, path) {
+  try {
+    value(v, depth, path);
+  } catch (e) {
+    if (e instanceof CompactionError) throw e;
+    const why = e instanceof Error ? e.message : String(e);
+    throw new CompactionError("INVALID_INPUT", `${path}: reading the message threw: ${why}`, { cause: e });
+  }
+}
+
 /** Lets go of scratch buffers a very large history grew, so they are not held forever. */
 function release() {
   if (bytes.length > 1 << 24) bytes = new Uint8Array(1 << 16);
@@ -140,17 +177,60 @@ function release() {
   if (numbers.length > 1 << 20) numbers = new Float64Array(256);
 }
 
-/** Encodes `input` into the scratch buffers; returns the three views to pass to wasm. */
+/**
+ * Encodes `input` into the scratch buffers; returns the three views to pass to
+ * wasm, the message array as read, and whether lone surrogates were hidden. A
+ * call made from inside the caller's getter or toJSON (re-entrant) encodes into
+ * buffers of its own and leaves the outer encoding as it was.
+ */
 function tape(input, what) {
   if (input === undefined) {
     throw invalid(`${what}: expected an array of messages or a request object with a "messages" array, got undefined`);
   }
+  if (encoding) return nested(input, what);
   nWords = 0;
   nNumbers = 0;
   nBytes = 0;
   shortStrings.clear();
-  value(input, 0, what);
-  return [words.subarray(0, nWords), numbers.subarray(0, nNumbers), bytes.subarray(0, nBytes)];
+  readMessages = undefined;
+  remapped = false;
+  encoding = true;
+  try {
+    message(input, 0, what);
+  } finally {
+    encoding = false;
+  }
+  const views = [words.subarray(0, nWords), numbers.subarray(0, nNumbers), bytes.subarray(0, nBytes)];
+  return { views, messages: readMessages ?? input, remapped };
+}
+
+/** `tape` while another encoding is under way: fresh buffers, the outer state restored. */
+function nested(input, what) {
+  const outer = [words, numbers, bytes, nWords, nNumbers, nBytes, shortStrings, readMessages, remapped];
+  words = new Uint32Array(1 << 10);
+  numbers = new Float64Array(64);
+  bytes = new Uint8Array(1 << 12);
+  shortStrings = new Map();
+  encoding = false;
+  try {
+    const t = tape(input, what);
+    return { ...t, views: t.views.map((v) => v.slice()) };
+  } finally {
+    encoding = true;
+    [words, numbers, bytes, nWords, nNumbers, nBytes, shortStrings, readMessages, remapped] = outer;
+  }
+}
+
+/** A value from wasm with the lone surrogates the tape hid put back. */
+function restore(v) {
+  if (typeof v === "string") return restoreString(v);
+  if (Array.isArray(v)) return v.map(restore);
+  if (v !== null && typeof v === "object") {
+    const out = {};
+    for (const [k, x] of Object.entries(v)) out[restoreString(k)] = restore(x);
+    return out;
+  }
+  return v;
 }
 
 function unwrap(envelope) {
@@ -201,8 +281,8 @@ function counter(options) {
     if (failure !== undefined) return -1;
     try {
       const n = fn(text);
-      if (typeof n === "number" && Number.isFinite(n) && n >= 0) return n;
-      failure = new TypeError(`countTokens returned ${String(n)}; expected a non-negative number`);
+      if (typeof n === "number" && n >= 0 && n <= Number.MAX_SAFE_INTEGER) return n;
+      failure = new TypeError(`countTokens returned ${String(n)}; expected a non-negative number up to 2^53`);
     } catch (e) {
       failure = e;
     }
@@ -216,11 +296,30 @@ function counter(options) {
   return [count, check];
 }
 
+/**
+ * The options JSON with `pin` given as a function `(message, index) => boolean`
+ * turned into the indices it picks from the messages as read.
+ */
+function withPins(opts, options, messages) {
+  const pin = options?.pin;
+  if (typeof pin !== "function" || !Array.isArray(messages)) return opts;
+  const picked = [];
+  try {
+    messages.forEach((m, i) => {
+      if (pin(m, i)) picked.push(i);
+    });
+  } catch (cause) {
+    throw new CompactionError("INVALID_CONFIG", `pin: the function threw: ${cause?.message ?? String(cause)}`, { cause });
+  }
+  return JSON.stringify({ ...(opts ? JSON.parse(opts) : {}), pin: picked });
+}
+
 /** Calls a wasm export with the encoded history, the options and the caller's counter. */
 function call(exportFn, history, options, ...rest) {
-  const opts = optionsJson(options);
+  let opts = optionsJson(options);
   const [count, check] = counter(options);
-  const [w, n, b] = tape(history, "input");
+  const { views: [w, n, b], messages, remapped } = tape(history, "input");
+  opts = withPins(opts, options, messages);
   let envelope;
   try {
     envelope = exportFn(w, n, b, opts, ...rest, count);
@@ -228,7 +327,8 @@ function call(exportFn, history, options, ...rest) {
     release();
   }
   check();
-  return unwrap(envelope);
+  const result = unwrap(envelope);
+  return { result: remapped ? restore(result) : result, messages };
 }
 
 function isRequest(history) {
@@ -257,8 +357,8 @@ function resultOf({ plan, notice, summary, warnings }, history, source) {
  * caller's own objects; `history` is never mutated.
  */
 export function compactSync(history, options) {
-  const planned = call(raw.compactTape, history, options);
-  return resultOf(planned, history, (isRequest(history) ? history.messages : history).slice());
+  const { result, messages } = call(raw.compactTape, history, options);
+  return resultOf(result, history, messages.slice());
 }
 
 function optionError(message) {
@@ -297,13 +397,15 @@ class Job {
   constructor(history, options) {
     this.options = optionsJson(options);
     [this.count, this.check] = counter(options);
-    const views = tape(history, "input");
+    const { views, messages, remapped } = tape(history, "input");
     try {
       this.tape = views.map((v) => v.slice());
     } finally {
       release();
     }
-    this.source = (isRequest(history) ? history.messages : history).slice();
+    this.options = withPins(this.options, options, messages);
+    this.source = messages.slice();
+    this.remapped = remapped;
   }
 
   /** The next step for the replies so far: `{ask}` or `{done}`. */
@@ -316,7 +418,7 @@ class Job {
       const { code, message } = parsed.error;
       throw new CompactionError(code, message, code === "LLM_FAILED" ? { cause: failure } : undefined);
     }
-    return parsed.ok;
+    return this.remapped ? restore(parsed.ok) : parsed.ok;
   }
 
   /** A summary request with the caller's own message objects. */
@@ -520,12 +622,12 @@ export function compactJsonString(json, options) {
 
 /** Estimated tokens of a text, or of a whole history (array or request object). */
 export function estimateTokens(input, options) {
-  return call(raw.estimateTokensTape, input, options);
+  return call(raw.estimateTokensTape, input, options).result;
 }
 
 /** Whether the next request (history + `pendingText`) reaches the auto-compact threshold. */
 export function shouldCompact(history, options, pendingText = "") {
-  return call(raw.shouldCompactTape, history, options, String(pendingText ?? "")).shouldCompact;
+  return call(raw.shouldCompactTape, history, options, String(pendingText ?? "")).result.shouldCompact;
 }
 
 /** Effective options and warnings from TOML (`[chat.compaction]` of a moltis.toml, or a bare table). */

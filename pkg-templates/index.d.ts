@@ -201,6 +201,14 @@ export interface CompactionOptions {
   randomIds?: boolean;
   /** Unknown option keys are errors instead of warnings (default false). */
   strict?: boolean;
+  /**
+   * Messages kept verbatim in every mode, wherever they are (with their tool
+   * calls or results): a function `(message, index) => boolean`, or the indices.
+   * System and developer messages are always kept.
+   */
+  pin?: ((message: any, index: number) => boolean) | number[];
+  /** Roles whose messages are kept verbatim in every mode ("user" keeps everything the person said). */
+  pinRoles?: Array<"system" | "developer" | "user" | "assistant" | "tool">;
   /** Your own exact token counter, used for every count instead of the built-in estimator. */
   countTokens?: (text: string) => number;
   /** The summarizer for the LLM modes (`structured`, `llm_replace`; with `compact` only). */
@@ -234,6 +242,8 @@ export interface CompactionOptions {
   random_ids?: boolean;
   /** snake_case spelling of `timeoutMs`. */
   timeout_ms?: number;
+  /** snake_case spelling of `pinRoles`. */
+  pin_roles?: Array<"system" | "developer" | "user" | "assistant" | "tool">;
 }
 
 /** The effective options after defaults and clamping (what `parseConfig` returns). */
@@ -254,6 +264,10 @@ export interface EffectiveOptions {
   now?: number;
   randomIds: boolean;
   strict: boolean;
+  /** Pinned message indices (absent when none). */
+  pin?: number[];
+  /** Pinned roles (absent when none). */
+  pinRoles?: string[];
 }
 
 // ---- Results -----------------------------------------------------------------------
@@ -266,7 +280,11 @@ export interface Warning {
     | "EMPTY_MESSAGE_DROPPED"
     | "LONE_SURROGATE_REPLACED"
     | "SUMMARY_INPUT_SHRUNK"
-    | "SUMMARY_WINDOW_TOO_SMALL";
+    | "SUMMARY_WINDOW_TOO_SMALL"
+    | "TAIL_PRUNED"
+    | "TAIL_SHORTENED"
+    | "TEXTS_SHORTENED"
+    | "DOES_NOT_FIT";
   message: string;
 }
 
@@ -297,6 +315,11 @@ export interface Notice {
   tokensBefore: number;
   /** Estimated tokens of the output. */
   tokensAfter: number;
+  /**
+   * Whether the output stays under contextWindow × thresholdPercent (so it fits,
+   * with room for the next turn); when not, a DOES_NOT_FIT warning gives the numbers.
+   */
+  fits: boolean;
   /** Summarizer input tokens (0 for offline modes); retries add up. */
   compactionInputTokens: number;
   /** Summarizer output tokens. */

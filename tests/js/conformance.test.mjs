@@ -47,7 +47,7 @@ import { checkRules } from "./rules.mjs";
 const FIXTURES = new URL("../fixtures/", import.meta.url);
 const FULL = Boolean(process.env.CONFORMANCE_FULL);
 
-const CASE_KEYS = ["name", "description", "difference", "op", "format", "input", "options", "toml", "pending", "expect"];
+const CASE_KEYS = ["name", "description", "difference", "op", "format", "input", "options", "toml", "pending", "counter", "expect"];
 const ANY_KEYS = ["error", "errorContains", "warningsContain", "warningsNotContain", "warningCount"];
 const COMPACT_KEYS = [
   "length", "roles", "outputIndexEqualsInput", "messageEquals", "containsMessage", "messageContains",
