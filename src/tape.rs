@@ -418,6 +418,46 @@ mod proptests {
             }
         }
 
+        /// Tapes of valid histories reach the modes, and plan exactly as the
+        /// same history read as `serde_json` values does.
+        #[test]
+        fn valid_histories_plan_the_same_from_a_tape(
+            turns in prop::collection::vec((any::<bool>(), "[a-z ]{0,300}", 0usize..3), 2..40),
+            mode in prop::sample::select(vec!["deterministic", "recency_preserving"]),
+            window in 200u64..4000,
+        ) {
+            let mut messages = Vec::new();
+            for (k, (user, text, calls)) in turns.into_iter().enumerate() {
+                if user {
+                    messages.push(json!({"role": "user", "content": text}));
+                    continue;
+                }
+                let ids: Vec<String> = (0..calls).map(|c| format!("c{k}_{c}")).collect();
+                let tool_calls: Vec<_> = ids
+                    .iter()
+                    .map(|id| json!({"id": id, "type": "function", "function": {"name": "read", "arguments": "{\"path\":\"src/a.rs\"}"}}))
+                    .collect();
+                messages.push(if calls == 0 {
+                    json!({"role": "assistant", "content": text})
+                } else {
+                    json!({"role": "assistant", "content": text, "tool_calls": tool_calls})
+                });
+                for id in ids {
+                    messages.push(json!({"role": "tool", "tool_call_id": id, "content": text.repeat(3)}));
+                }
+            }
+            let history = serde_json::Value::Array(messages);
+            let config = options::from_json(&json!({"mode": mode, "contextWindow": window, "protectTailMin": 2})).unwrap();
+            let counter = Estimator::default();
+            let tape = encode(&history);
+            let from_tape = crate::compact_planned(tape.open().unwrap().root(), &config, &counter);
+            let from_value = crate::compact_planned(&history, &config, &counter);
+            if let Err(e) = &from_value {
+                prop_assert_eq!(e.kind(), crate::ErrorKind::TooSmallToCompact, "{}", e);
+            }
+            prop_assert_eq!(from_tape, from_value);
+        }
+
         #[test]
         fn well_formed_tapes_read_back(text in "\\PC{0,40}", n in any::<i32>(), b in any::<bool>()) {
             let v = json!([{"role": "user", "content": text, "n": n, "b": b, "nested": [null, {"k": [1.5]}]}]);
