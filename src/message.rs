@@ -95,6 +95,8 @@ pub(crate) struct ToolOutput<'a> {
     pub images: usize,
     /// Bytes of parts of the output the library does not interpret.
     pub opaque_bytes: usize,
+    /// Tokens of `text`, noted when the message is counted.
+    pub tokens: u64,
     /// Which call of the message's owner (see [`Message::owner`]) this answers;
     /// `None` for an orphan. Set once when the history is read.
     pub call: Option<usize>,
@@ -117,6 +119,7 @@ impl<'a> ToolOutput<'a> {
             is_error,
             images: 0,
             opaque_bytes: 0,
+            tokens: 0,
             call: None,
         }
     }

@@ -337,7 +337,8 @@ impl TokenCounter for Estimator {
 /// Estimated tokens of one message: its text, reasoning, tool calls and results,
 /// images at a flat rate, plus the profile's framing overhead. UI-only notices
 /// are never sent to a model and count nothing.
-pub(crate) fn message_tokens(m: &Message<'_>, counter: &dyn TokenCounter) -> u64 {
+/// Also notes each tool output's own count on it, for plans that replace it.
+pub(crate) fn message_tokens(m: &mut Message<'_>, counter: &dyn TokenCounter) -> u64 {
     if m.role == Role::Notice {
         return 0;
     }
@@ -352,10 +353,9 @@ pub(crate) fn message_tokens(m: &Message<'_>, counter: &dyn TokenCounter) -> u64
     for c in &m.calls {
         t += profile.call_overhead() + counter.count(c.name) + counter.count(&c.args.text());
     }
-    for r in &m.results {
-        t += counter.count(&r.text)
-            + r.images as u64 * profile.image_tokens()
-            + (r.opaque_bytes / 3) as u64;
+    for r in &mut m.results {
+        r.tokens = counter.count(&r.text);
+        t += r.tokens + r.images as u64 * profile.image_tokens() + (r.opaque_bytes / 3) as u64;
     }
     t += m.images as u64 * profile.image_tokens();
     t += (m.opaque_bytes / 3) as u64;

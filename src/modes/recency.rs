@@ -12,7 +12,7 @@ use crate::plan::fit::{cut_texts, layout, plan_tokens, Layout};
 use crate::plan::pairs::repair;
 use crate::plan::prune::edits_for;
 use crate::plan::window::{
-    align_back, newest_group, newest_request, pinned, suffix_within, window, Window,
+    align_back, group_starts, newest_group, newest_request, pinned, suffix_within, window, Window,
 };
 use crate::plan::{Plan, Step, Synthetic};
 use crate::text::{count, list, one_line, MARKER_PREFIX};
@@ -105,12 +105,20 @@ impl<'v, 'a> Shape<'v, 'a> {
         }
         let target = options.trigger_tokens();
         let all: Plan = (0..views.len()).map(Step::keep).collect();
-        match prune_in_place(views, options, self.placement) {
-            Ok(d) if plan_tokens(&d.plan, views, counter) <= target => return Err(Ok(d)),
-            Err(e) if plan_tokens(&all, views, counter) <= target => return Err(Err(e)),
+        let in_place = prune_in_place(views, options, self.placement);
+        let tail_start = w.tail_start.max(w.head_end);
+        // Only a tail that can give way (a tool group starts after the head, up to
+        // the newest round) makes eliding worth it.
+        let can_elide = !group_starts(views, tail_start + 1, self.newest + 1).is_empty();
+        match in_place {
+            Ok(d) if !can_elide || plan_tokens(&d.plan, views, counter) <= target => {
+                return Err(Ok(d))
+            }
+            Err(e) if !can_elide || plan_tokens(&all, views, counter) <= target => {
+                return Err(Err(e))
+            }
             _ => {}
         }
-        let tail_start = w.tail_start.max(w.head_end);
         Ok(Window {
             tail_start,
             tail_min: views.len() - tail_start,

@@ -155,7 +155,7 @@ pub(crate) fn step_tokens(step: &Step, views: &[Message<'_>], counter: &dyn Toke
             for e in edits {
                 let (out, put) = match e {
                     Edit::ReplaceOutput { result, text } => (
-                        m.results.get(*result).map_or(0, |r| counter.count(&r.text)),
+                        m.results.get(*result).map_or(0, |r| r.tokens),
                         counter.count(text),
                     ),
                     Edit::ReplaceText { part, text } => (
@@ -172,7 +172,7 @@ pub(crate) fn step_tokens(step: &Step, views: &[Message<'_>], counter: &dyn Toke
                         which
                             .iter()
                             .filter_map(|k| m.results.get(*k))
-                            .map(|r| counter.count(&r.text))
+                            .map(|r| r.tokens)
                             .sum(),
                         0,
                     ),
@@ -355,15 +355,18 @@ pub(crate) fn layout(
         prune_tail: false,
         shortened: false,
     };
-    if measure(&plain) <= target {
-        return (plain, true);
-    }
     let pruned = Layout {
         prune_tail: true,
         ..plain
     };
-    if measure(&pruned) <= target {
-        return (pruned, true);
+    // A window with nothing between head and tail goes straight to a shorter tail.
+    if w.tail_start > w.head_end {
+        if measure(&plain) <= target {
+            return (plain, true);
+        }
+        if measure(&pruned) <= target {
+            return (pruned, true);
+        }
     }
     // Later tail starts give smaller results: find the earliest that fits.
     let n = views.len();

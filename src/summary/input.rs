@@ -114,7 +114,7 @@ fn entry<'a>(
         });
     }
     for (k, r) in m.results.iter().enumerate() {
-        let original = counter.count(&r.text);
+        let original = r.tokens;
         fixed = fixed.saturating_sub(original);
         let clean = without_data_runs(&r.text);
         let capped = cut_middle(&clean, options.max_tool_result_bytes);
