@@ -68,8 +68,9 @@ impl Args<'_> {
 /// One tool call of an assistant message.
 #[derive(Debug, Clone)]
 pub(crate) struct Call<'a> {
-    /// The call id the result refers to.
-    pub id: &'a str,
+    /// The call id the result refers to (formats without ids get one made up
+    /// from the tool's name and its place in the turn).
+    pub id: Cow<'a, str>,
     /// The tool's name.
     pub name: &'a str,
     /// The call's arguments.
@@ -80,7 +81,7 @@ pub(crate) struct Call<'a> {
 #[derive(Debug, Clone)]
 pub(crate) struct ToolOutput<'a> {
     /// The id of the call this answers.
-    pub id: &'a str,
+    pub id: Cow<'a, str>,
     /// The tool name when the message names it (Moltis `tool_name`, OpenAI `name`).
     pub name: Option<&'a str>,
     /// The output as text (error text included).
@@ -97,21 +98,21 @@ pub(crate) struct ToolOutput<'a> {
     pub opaque_bytes: usize,
     /// Tokens of `text`, noted when the message is counted.
     pub tokens: u64,
-    /// Which call of the message's owner (see [`Message::owner`]) this answers;
-    /// `None` for an orphan. Set once when the history is read.
-    pub call: Option<usize>,
+    /// The call this answers, as (message, call number); `None` for an orphan.
+    /// Set once when the history is read.
+    pub call: Option<(usize, usize)>,
 }
 
 impl<'a> ToolOutput<'a> {
     /// A tool output view; size and placeholder state are derived from `text`.
     pub(crate) fn new(
-        id: &'a str,
+        id: impl Into<Cow<'a, str>>,
         name: Option<&'a str>,
         text: Cow<'a, str>,
         is_error: bool,
     ) -> Self {
         ToolOutput {
-            id,
+            id: id.into(),
             name,
             bytes: text.len(),
             is_placeholder: text.starts_with(PLACEHOLDER) || text == STUB_TEXT,
@@ -148,10 +149,17 @@ pub(crate) struct Message<'a> {
     /// Whether a tool result follows another part of the message (Anthropic wants
     /// `tool_result` blocks first).
     pub results_out_of_order: bool,
-    /// For a message that carries results (or a notice inside a tool group): the
-    /// assistant message whose calls it answers, the nearest earlier message that
-    /// carries no results, when that one made calls. Set once when the history is read.
-    pub owner: Option<usize>,
+    /// The message continues the assistant turn of the one before it (OpenAI
+    /// Responses items: a call after a reasoning item or another call), so no
+    /// boundary may fall between them.
+    pub continues: bool,
+    /// Its tool results answer its own calls (AI SDK UI messages hold call and
+    /// result in one part), not those of an earlier message.
+    pub inline_results: bool,
+    /// A provider's compaction (an Anthropic `compaction` block, an OpenAI
+    /// `compaction` item): what comes before it is the provider's business, so
+    /// everything up to it stays as it is and compaction starts after it.
+    pub boundary: bool,
     /// Estimated tokens of the message, filled in by the estimator.
     pub tokens: u64,
 }
@@ -169,7 +177,9 @@ impl<'a> Message<'a> {
             results: Vec::new(),
             reported_input_tokens: None,
             results_out_of_order: false,
-            owner: None,
+            continues: false,
+            inline_results: false,
+            boundary: false,
             tokens: 0,
         }
     }
@@ -197,29 +207,45 @@ impl<'a> Message<'a> {
             && self.calls.is_empty()
     }
 
-    /// Whether this message carries tool results (and so must follow its calls).
+    /// Whether this message carries tool results that answer an earlier message's
+    /// calls (and so must follow them).
     pub(crate) fn has_results(&self) -> bool {
-        !self.results.is_empty()
+        !self.results.is_empty() && !self.inline_results
     }
 }
 
-/// Links every tool result to the call it answers (positionally, as providers
-/// pair them: within the group of the nearest earlier message without results),
-/// in one pass: [`Message::owner`] and [`ToolOutput::call`].
+/// Links every tool result to the call it answers, in one pass, as providers
+/// pair them: within the assistant turn right before (the nearest earlier
+/// messages without results, those that continue one another), or, for inline
+/// results, within the message itself. Sets [`ToolOutput::call`].
 pub(crate) fn link_results(views: &mut [Message<'_>]) {
-    let mut owner = None;
-    let mut ids = std::collections::HashMap::new();
-    for (i, m) in views.iter_mut().enumerate() {
-        if m.has_results() || m.role == Role::Notice {
-            m.owner = owner;
-            for r in &mut m.results {
-                r.call = ids.get(r.id).copied();
+    let mut ids: std::collections::HashMap<String, (usize, usize)> = Default::default();
+    for i in 0..views.len() {
+        let m = &views[i];
+        if m.inline_results {
+            let own: Vec<Option<(usize, usize)>> = m
+                .results
+                .iter()
+                .map(|r| m.calls.iter().position(|c| c.id == r.id).map(|k| (i, k)))
+                .collect();
+            for (r, call) in views[i].results.iter_mut().zip(own) {
+                r.call = call;
             }
-        } else {
+            continue;
+        }
+        if m.has_results() || m.role == Role::Notice {
+            for r in &mut views[i].results {
+                r.call = ids.get(r.id.as_ref()).copied();
+            }
+            continue;
+        }
+        if !m.continues {
             ids.clear();
-            owner = (m.role == Role::Assistant && !m.calls.is_empty()).then_some(i);
-            for (k, c) in m.calls.iter().enumerate().rev() {
-                ids.insert(c.id, k); // the first of duplicate ids wins
+        }
+        if m.role == Role::Assistant {
+            for (k, c) in m.calls.iter().enumerate() {
+                // the first of duplicate ids wins
+                ids.entry(c.id.to_string()).or_insert((i, k));
             }
         }
     }

@@ -116,7 +116,7 @@ fn read_block<'a, N: Node<'a>>(
                 Error::input(format!("{}.input", path()), "missing; expected an object")
             })?;
             msg.calls.push(Call {
-                id,
+                id: Cow::Borrowed(id),
                 name,
                 args: Args::Json(input.to_value()),
             });

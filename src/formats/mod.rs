@@ -52,8 +52,11 @@ impl Format {
 pub enum ResultsPlacement {
     /// One message per result, right after the assistant (OpenAI `tool` messages).
     FollowingMessages,
-    /// Blocks in the single user message right after the assistant (Anthropic).
+    /// Blocks in the single user message right after the assistant (Anthropic,
+    /// Gemini).
     NextUserMessage,
+    /// In the very message that made the call (AI SDK UI messages).
+    SameMessage,
 }
 
 /// A parsed input: where the messages are and in which format. `N` is how the

@@ -159,7 +159,7 @@ fn read_calls<'a, N: Node<'a>>(obj: N, msg: &mut Message<'a>, i: usize) -> Resul
             ));
         };
         msg.calls.push(Call {
-            id,
+            id: Cow::Borrowed(id),
             name,
             args: Args::Text(args),
         });

@@ -68,7 +68,7 @@ pub(crate) fn gather<'a>(views: &[Message<'a>], picked: &[usize]) -> Facts<'a> {
             collect_paths(&c.args.text(), &mut f.files);
         }
         for r in &m.results {
-            if let Some(name) = result_tool_name(views, i, r).or(r.name) {
+            if let Some(name) = result_tool_name(views, r).or(r.name) {
                 f.tools.insert(name);
             }
         }
@@ -95,11 +95,8 @@ pub(crate) fn gather<'a>(views: &[Message<'a>], picked: &[usize]) -> Facts<'a> {
     f
 }
 
-/// The name of the tool whose call the result `r` of message `i` answers.
-pub(crate) fn result_tool_name<'a>(
-    views: &[Message<'a>],
-    i: usize,
-    r: &ToolOutput<'_>,
-) -> Option<&'a str> {
-    Some(views[views[i].owner?].calls[r.call?].name)
+/// The name of the tool whose call the result `r` answers.
+pub(crate) fn result_tool_name<'a>(views: &[Message<'a>], r: &ToolOutput<'_>) -> Option<&'a str> {
+    let (o, k) = r.call?;
+    Some(views[o].calls[k].name)
 }

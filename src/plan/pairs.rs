@@ -16,6 +16,8 @@ use crate::plan::{Edit, Plan, Step, Synthetic};
 struct OpenGroup<'a> {
     /// Input index of the assistant message.
     index: usize,
+    /// Its output position.
+    position: usize,
     /// Its call ids, in order (for the stubs) and as a set (to look results up).
     calls: Vec<&'a str>,
     ids: HashSet<&'a str>,
@@ -31,7 +33,12 @@ fn pending_calls(views: &[Message<'_>]) -> Option<usize> {
     let last = views
         .iter()
         .rposition(|m| !m.has_results() && m.role != Role::Notice)?;
-    (!views[last].calls.is_empty()).then_some(last)
+    // The turn may span several messages (Responses items): its first call opens it.
+    let mut start = last;
+    while start > 0 && views[start].continues {
+        start -= 1;
+    }
+    (start..=last).find(|&i| !views[i].calls.is_empty())
 }
 
 /// Drops orphan results and adds stubs for unanswered calls. With `keep_pending`,
@@ -65,15 +72,27 @@ pub(crate) fn repair(
             continue;
         }
         if !m.has_results() {
-            close(group.take(), &mut out);
-            if !m.calls.is_empty() {
-                group = Some(OpenGroup {
-                    index,
-                    calls: m.calls.iter().map(|c| c.id).collect(),
-                    ids: m.calls.iter().map(|c| c.id).collect(),
-                    answered: HashSet::new(),
-                    first_results: None,
-                });
+            let inline = m.results.iter().filter(|_| m.inline_results).map(|r| r.id.as_ref());
+            match group.as_mut().filter(|_| m.continues) {
+                // The same assistant turn goes on (Responses items): its calls join.
+                Some(g) => {
+                    g.calls.extend(m.calls.iter().map(|c| c.id.as_ref()));
+                    g.ids.extend(m.calls.iter().map(|c| c.id.as_ref()));
+                    g.answered.extend(inline);
+                }
+                None => {
+                    close(group.take(), &mut out);
+                    if !m.calls.is_empty() {
+                        group = Some(OpenGroup {
+                            index,
+                            position: out.len(),
+                            calls: m.calls.iter().map(|c| c.id.as_ref()).collect(),
+                            ids: m.calls.iter().map(|c| c.id.as_ref()).collect(),
+                            answered: inline.collect(),
+                            first_results: None,
+                        });
+                    }
+                }
             }
             out.push(Step::Keep { index, edits });
             continue;
@@ -86,7 +105,7 @@ pub(crate) fn repair(
         match open {
             Some(g) => {
                 for (k, r) in m.results.iter().enumerate() {
-                    if !(g.ids.contains(r.id) && g.answered.insert(r.id)) {
+                    if !(g.ids.contains(r.id.as_ref()) && g.answered.insert(r.id.as_ref())) {
                         orphans.push(k);
                     }
                 }
@@ -114,10 +133,10 @@ pub(crate) fn repair(
 /// The first tool result at or after message `from` whose call is not in the
 /// assistant message its group follows: its message index and id.
 #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
-pub(crate) fn first_orphan<'a>(views: &[Message<'a>], from: usize) -> Option<(usize, &'a str)> {
+pub(crate) fn first_orphan<'v>(views: &'v [Message<'_>], from: usize) -> Option<(usize, &'v str)> {
     (from..views.len()).find_map(|i| {
         let r = views[i].results.iter().find(|r| r.call.is_none())?;
-        Some((i, r.id))
+        Some((i, r.id.as_ref()))
     })
 }
 
@@ -134,12 +153,13 @@ fn close(group: Option<OpenGroup<'_>>, out: &mut Plan, placement: ResultsPlaceme
     if missing.is_empty() {
         return;
     }
-    match (placement, g.first_results) {
-        (ResultsPlacement::NextUserMessage, Some(p)) => {
-            if let Step::Keep { edits, .. } = &mut out[p] {
-                edits.push(Edit::AddStubs(missing));
-            }
-        }
+    let into = match (placement, g.first_results) {
+        (ResultsPlacement::NextUserMessage, Some(p)) => Some(p),
+        (ResultsPlacement::SameMessage, _) => Some(g.position),
+        _ => None,
+    };
+    match into.and_then(|p| out.get_mut(p)) {
+        Some(Step::Keep { edits, .. }) => edits.push(Edit::AddStubs(missing)),
         _ => out.push(Step::Insert(Synthetic::Stubs(missing))),
     }
 }

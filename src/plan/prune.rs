@@ -35,7 +35,7 @@ pub(crate) fn edits_for(views: &[Message<'_>], i: usize, threshold: usize) -> Ve
         if r.is_placeholder || r.bytes <= threshold {
             continue;
         }
-        let call = m.owner.zip(r.call).map(|(o, k)| &views[o].calls[k]);
+        let call = r.call.map(|(o, k)| &views[o].calls[k]);
         let what = match call {
             Some(c) => format!("Tool: {}", describe_call(c)),
             None => format!("Tool: {}", r.name.unwrap_or("unknown")),
@@ -125,7 +125,7 @@ mod tests {
     #[test]
     fn call_description_prefers_the_path() {
         let c = Call {
-            id: "1",
+            id: "1".into(),
             name: "Read",
             args: Args::Text(r#"{"limit": "10", "file_path": "src/x.rs"}"#),
         };

@@ -26,7 +26,7 @@ pub(crate) fn leading_system(views: &[Message<'_>]) -> usize {
 /// Whether a boundary right before `m` would split a tool group: `m` carries
 /// results, or is a UI-only notice that may sit between a call and its results.
 fn inside_group(m: &Message<'_>) -> bool {
-    m.has_results() || m.role == Role::Notice
+    m.has_results() || m.role == Role::Notice || m.continues
 }
 
 /// Moves `start` back until it does not split a tool group, but never below `floor`.
@@ -61,9 +61,10 @@ pub(crate) fn suffix_within(
 }
 
 /// The messages every mode keeps verbatim wherever they are: system (and
-/// developer) messages — standing instructions — and the messages the caller
-/// pins by index or role; each together with its whole tool group, so pairs stay
-/// whole. Markers and summaries are never pinned by role.
+/// developer) messages — standing instructions —, the messages the caller pins by
+/// index or role, and everything up to a provider's compaction; each together
+/// with its whole tool group, so pairs stay whole. Markers and summaries are
+/// never pinned by role.
 pub(crate) fn pinned(views: &[Message<'_>], options: &Options) -> Vec<bool> {
     let by_role = |m: &Message<'_>| {
         let role = match m.role {
@@ -88,6 +89,10 @@ pub(crate) fn pinned(views: &[Message<'_>], options: &Options) -> Vec<bool> {
         if let Some(p) = pinned.get_mut(i) {
             *p = true;
         }
+    }
+    // A provider's compaction is a boundary: it and all before it stay as they are.
+    if let Some(b) = views.iter().rposition(|m| m.boundary) {
+        pinned[..=b].iter_mut().for_each(|p| *p = true);
     }
     // A group is pinned whole when any of its messages is.
     let mut start = 0;
@@ -154,7 +159,7 @@ mod tests {
 
     fn with_call(mut m: Message<'static>) -> Message<'static> {
         m.calls.push(Call {
-            id: "c",
+            id: "c".into(),
             name: "t",
             args: Args::Text("{}"),
         });
