@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::formats::Format;
+use crate::formats::{Format, FORMATS};
 use crate::tokens::Profile;
 use crate::toml_lite::{self, TomlValue};
 
@@ -473,9 +473,12 @@ fn validate(entries: Vec<Entry>) -> Result<ParsedOptions> {
                 o.format = match name {
                     "auto" => None,
                     _ => Some(Format::from_name(name).ok_or_else(|| {
+                        let names: Vec<String> =
+                            FORMATS.iter().map(|(n, _)| format!("{n:?}")).collect();
                         Error::config(format!(
-                            "format: unknown format {name:?}{}; expected \"auto\", \"openai\", \"anthropic\" or \"moltis\"",
-                            e.here()
+                            "format: unknown format {name:?}{}; expected \"auto\" or one of {}",
+                            e.here(),
+                            names.join(", ")
                         ))
                     })?),
                 }

@@ -1040,8 +1040,8 @@ fn catalogue() -> Vec<Case> {
         ),
         opts_case(
             "unknown format",
-            json!({"format": "gemini"}),
-            bad_config(&["format", "gemini", "openai"]),
+            json!({"format": "bard"}),
+            bad_config(&["format", "bard", "openai"]),
         ),
         opts_case(
             "unknown tokenizer",

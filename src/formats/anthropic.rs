@@ -10,7 +10,7 @@ use super::req_str;
 use crate::error::{Error, Result};
 use crate::json::{Kind, Node};
 use crate::message::{Args, Call, Message, Role, ToolOutput};
-use crate::plan::{Edit, STUB_TEXT};
+use crate::plan::{Edit, Stub, STUB_TEXT};
 
 /// Reads one Anthropic message.
 pub(super) fn read<'a, N: Node<'a>>(obj: N, i: usize) -> Result<Message<'a>> {
@@ -262,7 +262,7 @@ pub(super) fn apply(obj: &mut Map<String, Value>, edits: &[Edit]) {
                     .iter()
                     .rposition(|b| block_type(b) == Some("tool_result"))
                     .map_or(0, |p| p + 1);
-                blocks.splice(at..at, ids.iter().map(|id| stub_block(id)));
+                blocks.splice(at..at, ids.iter().map(|s| stub_block(&s.id)));
             }
             Edit::ResultsFirst => {
                 let (mut first, rest): (Vec<Value>, Vec<Value>) = std::mem::take(blocks)
@@ -277,12 +277,12 @@ pub(super) fn apply(obj: &mut Map<String, Value>, edits: &[Edit]) {
 }
 
 /// A user message of stub `tool_result` blocks.
-pub(super) fn stub_message(ids: &[String]) -> Map<String, Value> {
+pub(super) fn stub_message(ids: &[Stub]) -> Map<String, Value> {
     let mut m = Map::new();
     m.insert("role".into(), "user".into());
     m.insert(
         "content".into(),
-        Value::Array(ids.iter().map(|id| stub_block(id)).collect()),
+        Value::Array(ids.iter().map(|s| stub_block(&s.id)).collect()),
     );
     m
 }

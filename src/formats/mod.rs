@@ -1,9 +1,13 @@
 //! Message formats: detection, reading messages into views, and rendering a plan
 //! back into the input's format. One adapter module per format.
 
+mod ai_sdk;
+mod ai_sdk_ui;
 mod anthropic;
+mod gemini;
 mod moltis;
 mod openai;
+mod responses;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -17,33 +21,70 @@ use crate::plan::{Plan, Step, Synthetic};
 
 /// A supported message format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
 pub enum Format {
     /// OpenAI Chat Completions messages.
+    #[serde(rename = "openai")]
     Openai,
     /// Anthropic Messages API messages.
+    #[serde(rename = "anthropic")]
     Anthropic,
     /// Moltis session messages (OpenAI-like, plus `notice`, `tool_result`, `created_at`).
+    #[serde(rename = "moltis")]
     Moltis,
+    /// OpenAI Responses API input items.
+    #[serde(rename = "openai-responses")]
+    OpenaiResponses,
+    /// Vercel AI SDK `ModelMessage`s.
+    #[serde(rename = "ai-sdk")]
+    AiSdk,
+    /// Vercel AI SDK `UIMessage`s (call and result in one part).
+    #[serde(rename = "ai-sdk-ui")]
+    AiSdkUi,
+    /// Google Gemini `contents`.
+    #[serde(rename = "gemini")]
+    Gemini,
 }
+
+/// Every format, with its name.
+pub(crate) const FORMATS: [(&str, Format); 7] = [
+    ("openai", Format::Openai),
+    ("anthropic", Format::Anthropic),
+    ("moltis", Format::Moltis),
+    ("openai-responses", Format::OpenaiResponses),
+    ("ai-sdk", Format::AiSdk),
+    ("ai-sdk-ui", Format::AiSdkUi),
+    ("gemini", Format::Gemini),
+];
 
 impl Format {
     /// Parses a format name.
     pub fn from_name(name: &str) -> Option<Format> {
-        match name {
-            "openai" => Some(Format::Openai),
-            "anthropic" => Some(Format::Anthropic),
-            "moltis" => Some(Format::Moltis),
-            _ => None,
-        }
+        FORMATS.iter().find(|(n, _)| *n == name).map(|(_, f)| *f)
+    }
+
+    /// The format's name (`openai-responses`).
+    pub fn name(self) -> &'static str {
+        FORMATS
+            .iter()
+            .find(|(_, f)| *f == self)
+            .map_or("", |(n, _)| n)
     }
 
     /// Where results of an assistant's tool calls live.
     pub fn results_placement(self) -> ResultsPlacement {
         match self {
-            Format::Anthropic => ResultsPlacement::NextUserMessage,
-            Format::Openai | Format::Moltis => ResultsPlacement::FollowingMessages,
+            Format::Anthropic | Format::Gemini => ResultsPlacement::NextUserMessage,
+            Format::AiSdkUi => ResultsPlacement::SameMessage,
+            Format::Openai | Format::Moltis | Format::OpenaiResponses | Format::AiSdk => {
+                ResultsPlacement::FollowingMessages
+            }
         }
+    }
+
+    /// Whether the system prompt travels outside the messages in a request
+    /// (Anthropic `system`, Gemini `systemInstruction`).
+    pub(crate) fn system_apart(self) -> bool {
+        matches!(self, Format::Anthropic | Format::Gemini)
     }
 }
 
@@ -104,24 +145,31 @@ pub(crate) fn type_name(v: &Value) -> &'static str {
 }
 
 const EXPECTED_INPUT: &str =
-    "expected an array of messages or a request object with a \"messages\" array";
+    "expected an array of messages or a request object with a \"messages\" (\"input\", \"contents\") array";
+
+/// Where a request object keeps its messages: Chat Completions, Anthropic and
+/// the AI SDK `messages`, OpenAI Responses `input`, Gemini `contents`.
+pub(crate) const MESSAGE_KEYS: [&str; 3] = ["messages", "input", "contents"];
 
 /// Locates the messages in `root` and settles the format.
 pub(crate) fn open<'a, N: Node<'a>>(root: N, forced: Option<Format>) -> Result<Document<'a, N>> {
     let (messages, is_request) = match root.kind() {
         Kind::Array => (root.items().collect::<Vec<N>>(), false),
-        Kind::Object => match root.get("messages") {
-            Some(m) if m.kind() == Kind::Array => (m.items().collect(), true),
-            Some(other) => {
+        Kind::Object => match MESSAGE_KEYS
+            .iter()
+            .find_map(|k| root.get(k).map(|v| (*k, v)))
+        {
+            Some((_, m)) if m.kind() == Kind::Array => (m.items().collect(), true),
+            Some((key, other)) => {
                 return Err(Error::input(
-                    "messages",
+                    key,
                     format!("expected an array of messages, got {}", other.kind().name()),
                 ))
             }
             None => {
                 return Err(Error::input(
                     "input",
-                    format!("{EXPECTED_INPUT}, got an object without \"messages\""),
+                    format!("{EXPECTED_INPUT}, got an object without any of them"),
                 ))
             }
         },
@@ -153,26 +201,51 @@ pub(crate) fn single<'a, N: Node<'a>>(format: Format, message: N) -> Document<'a
     }
 }
 
-/// Guesses the format from what only one format has: Anthropic content blocks
-/// first (a history of them may carry timestamps too), then Moltis roles or
-/// `created_at`, else OpenAI.
+/// Guesses the format from what only one format has, the most specific first:
+/// a request's key (`input`, `contents`), Responses item types, parts that carry
+/// a `type` (AI SDK UI) or do not (Gemini), AI SDK part types, Anthropic blocks,
+/// Moltis roles or `created_at`; else OpenAI Chat Completions.
 fn detect<'a, N: Node<'a>>(root: N, messages: &[N]) -> Format {
+    if root.get("contents").is_some() {
+        return Format::Gemini;
+    }
+    if root.get("input").is_some() && root.get("messages").is_none() {
+        return Format::OpenaiResponses;
+    }
     let kind_of = |b: N| b.get("type").and_then(Node::as_str);
+    let parts = |m: N| m.get("content").into_iter().flat_map(Node::items);
+    let any = |f: &dyn Fn(N) -> bool| messages.iter().any(|m| f(*m));
+    if any(&|m| kind_of(m).is_some_and(responses::is_item_type)) {
+        return Format::OpenaiResponses;
+    }
+    if any(&|m| {
+        m.get("parts")
+            .is_some_and(|p| p.items().any(|x| kind_of(x).is_some()))
+    }) {
+        return Format::AiSdkUi;
+    }
+    if any(&|m| m.get("role").and_then(Node::as_str) == Some("model") || m.get("parts").is_some()) {
+        return Format::Gemini;
+    }
+    let ai_sdk_part = |b: N| {
+        matches!(
+            kind_of(b),
+            Some("tool-call" | "tool-result" | "reasoning" | "file")
+        ) || (kind_of(b) == Some("image") && b.get("image").is_some())
+    };
+    if any(&|m| parts(m).any(ai_sdk_part)) {
+        return Format::AiSdk;
+    }
     let anthropic_block = |b: N| {
         matches!(
             kind_of(b),
-            Some("tool_use" | "tool_result" | "thinking" | "redacted_thinking")
+            Some("tool_use" | "tool_result" | "thinking" | "redacted_thinking" | "compaction")
         ) || (kind_of(b) == Some("image") && b.get("source").is_some())
     };
-    let anthropic = root.get("system").is_some()
-        || messages.iter().any(|m| {
-            m.get("content")
-                .is_some_and(|c| c.items().any(anthropic_block))
-        });
-    if anthropic {
+    if root.get("system").is_some() || any(&|m| parts(m).any(anthropic_block)) {
         return Format::Anthropic;
     }
-    let moltis = messages.iter().any(|m| {
+    let moltis = any(&|m| {
         matches!(
             m.get("role").and_then(Node::as_str),
             Some("notice" | "tool_result")
@@ -192,6 +265,10 @@ impl<'a, N: Node<'a>> Document<'a, N> {
             Format::Openai => openai::read::<N>,
             Format::Anthropic => anthropic::read::<N>,
             Format::Moltis => moltis::read::<N>,
+            Format::OpenaiResponses => responses::read::<N>,
+            Format::AiSdk => ai_sdk::read::<N>,
+            Format::AiSdkUi => ai_sdk_ui::read::<N>,
+            Format::Gemini => gemini::read::<N>,
         };
         self.messages
             .iter()
@@ -215,20 +292,31 @@ impl<'a, N: Node<'a>> Document<'a, N> {
             })
             .collect::<Result<Vec<_>>>()
             .map(|mut views| {
+                if self.format == Format::OpenaiResponses {
+                    responses::link_turns(&mut views);
+                }
                 crate::message::link_results(&mut views);
                 views
             })
     }
 
-    /// The system prompt held outside the messages (Anthropic `system`), as text parts.
+    /// The system prompt a request holds outside the messages (Anthropic and AI SDK
+    /// `system`, Responses `instructions`, Gemini `systemInstruction`), as text parts.
     pub(crate) fn system_texts(&self) -> Vec<&'a str> {
         if !self.is_request {
             return Vec::new();
         }
-        match self.root.get("system") {
+        let key = match self.format {
+            Format::OpenaiResponses => "instructions",
+            Format::Gemini => "systemInstruction",
+            _ => "system",
+        };
+        match self.root.get(key) {
             Some(s) if s.kind() == Kind::String => s.as_str().into_iter().collect(),
-            Some(blocks) => blocks
-                .items()
+            Some(v) => v
+                .get("parts")
+                .map_or_else(|| v.items().collect::<Vec<N>>(), |p| p.items().collect())
+                .into_iter()
                 .filter_map(|b| b.get("text").and_then(Node::as_str))
                 .collect(),
             None => Vec::new(),
@@ -256,6 +344,10 @@ impl<'a, N: Node<'a>> Document<'a, N> {
                             Format::Anthropic => anthropic::apply(obj, edits),
                             Format::Openai => edits.iter().for_each(|e| openai::edit(obj, e)),
                             Format::Moltis => edits.iter().for_each(|e| moltis::edit(obj, e)),
+                            Format::OpenaiResponses => responses::apply(obj, edits),
+                            Format::AiSdk => ai_sdk::apply(obj, edits),
+                            Format::AiSdkUi => ai_sdk_ui::apply(obj, edits),
+                            Format::Gemini => gemini::apply(obj, edits),
                         }
                     }
                     out.push(OutputMessage::New(copy));
@@ -268,7 +360,10 @@ impl<'a, N: Node<'a>> Document<'a, N> {
                                 msg.insert("created_at".into(), t);
                             }
                         }
-                        if stamp.ids {
+                        // Responses items carry server ids: a made-up one would not resolve.
+                        if stamp.ids && self.format != Format::OpenaiResponses
+                            || self.format == Format::AiSdkUi
+                        {
                             let id = match stamp.random {
                                 Some(seed) => random_id(seed, out.len()),
                                 None => derived_id(&format!(
@@ -299,10 +394,10 @@ impl<'a, N: Node<'a>> Document<'a, N> {
         instruction: &str,
     ) -> Vec<OutputMessage> {
         let mut out = Vec::with_capacity(plan.len() + 2);
-        if self.format != Format::Anthropic {
-            let mut m = user_text(system);
-            m.insert("role".into(), "system".into());
-            out.push(OutputMessage::New(Value::Object(m)));
+        if !self.format.system_apart() {
+            out.push(OutputMessage::New(Value::Object(
+                self.text_message("system", system),
+            )));
         }
         for o in self.render(views, plan, &Stamp::default()) {
             out.push(match (self.format, o) {
@@ -313,7 +408,9 @@ impl<'a, N: Node<'a>> Document<'a, N> {
                 (_, o) => o,
             });
         }
-        out.push(OutputMessage::New(Value::Object(user_text(instruction))));
+        out.push(OutputMessage::New(Value::Object(
+            self.text_message("user", instruction),
+        )));
         out
     }
 
@@ -336,22 +433,52 @@ impl<'a, N: Node<'a>> Document<'a, N> {
     fn synthesize(&self, s: &Synthetic) -> Vec<Map<String, Value>> {
         match s {
             Synthetic::Summary(text) | Synthetic::Marker(text) | Synthetic::Note(text) => {
-                vec![user_text(text)]
+                vec![self.text_message("user", text)]
             }
             Synthetic::Stubs(ids) => match self.format {
                 Format::Anthropic => vec![anthropic::stub_message(ids)],
-                Format::Openai | Format::Moltis => ids.iter().map(|id| openai::stub(id)).collect(),
+                Format::Openai | Format::Moltis => {
+                    ids.iter().map(|s| openai::stub(&s.id)).collect()
+                }
+                Format::OpenaiResponses => ids
+                    .iter()
+                    .map(|s| responses::stub(&s.id, self.call_item(&s.id)))
+                    .collect(),
+                Format::AiSdk => vec![ai_sdk::stub_message(ids)],
+                Format::Gemini => vec![gemini::stub_message(ids)],
+                // stubs go into the calling message itself (an edit), never apart
+                Format::AiSdkUi => Vec::new(),
             },
         }
     }
-}
 
-/// A plain `{role: "user", content}` message.
-fn user_text(text: &str) -> Map<String, Value> {
-    let mut m = Map::new();
-    m.insert("role".into(), "user".into());
-    m.insert("content".into(), text.into());
-    m
+    /// A message of one text in this format, with `role`.
+    fn text_message(&self, role: &str, text: &str) -> Map<String, Value> {
+        let mut m = Map::new();
+        match self.format {
+            Format::OpenaiResponses => return responses::text_message(role, text),
+            Format::AiSdkUi => {
+                let mut m = ai_sdk_ui::text_message(role, text);
+                m.insert("id".into(), derived_id(&format!("{role}:{text}")).into());
+                return m;
+            }
+            Format::Gemini => return gemini::text_message(text),
+            _ => {}
+        }
+        m.insert("role".into(), role.into());
+        m.insert("content".into(), text.into());
+        m
+    }
+
+    /// The item that made call `id` (OpenAI Responses stubs answer in kind).
+    fn call_item(&self, id: &str) -> Option<N> {
+        self.messages
+            .iter()
+            .find(|m| {
+                m.get("call_id").and_then(Node::as_str) == Some(id) && !responses::is_output(**m)
+            })
+            .copied()
+    }
 }
 
 /// A deterministic id derived from a message's position and content (FNV-1a, 64 bits).

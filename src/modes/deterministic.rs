@@ -363,9 +363,7 @@ fn preview(views: &[Message<'_>], i: usize) -> String {
         parts.push(format!("tool_use {}", describe_call(c)));
     }
     for r in &m.results {
-        let name = result_tool_name(views, r)
-            .or(r.name)
-            .unwrap_or("unknown");
+        let name = result_tool_name(views, r).or(r.name).unwrap_or("unknown");
         let error = if r.is_error { "error " } else { "" };
         parts.push(format!(
             "tool_result {name}: {error}{}",

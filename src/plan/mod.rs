@@ -78,7 +78,7 @@ pub(crate) enum Edit {
     DropResults(Vec<usize>),
     /// Add stub results for these call ids to the message (Anthropic: the user
     /// message after the `tool_use` already carrying other results).
-    AddStubs(Vec<String>),
+    AddStubs(Vec<Stub>),
     /// Move the tool results before the other parts of the message (Anthropic
     /// rejects a `tool_result` block after a text block).
     ResultsFirst,
@@ -93,10 +93,19 @@ pub(crate) enum Synthetic {
     Marker(String),
     /// Stub results for these call ids (OpenAI: one `tool` message each; Anthropic:
     /// one user message of `tool_result` blocks).
-    Stubs(Vec<String>),
+    Stubs(Vec<Stub>),
     /// A plain user message of the summarizer's input (a gap marker, the final
     /// instruction).
     Note(String),
+}
+
+/// A call whose result is gone, to be answered by a stub result.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Stub {
+    /// The call's id.
+    pub id: String,
+    /// The tool's name (results name their tool in the AI SDK and Gemini).
+    pub name: String,
 }
 
 /// The output history as steps, in order.

@@ -10,7 +10,7 @@ use std::collections::HashSet;
 
 use crate::formats::ResultsPlacement;
 use crate::message::{Message, Role};
-use crate::plan::{Edit, Plan, Step, Synthetic};
+use crate::plan::{Edit, Plan, Step, Stub, Synthetic};
 
 /// The assistant whose calls are waiting for results.
 struct OpenGroup<'a> {
@@ -18,8 +18,9 @@ struct OpenGroup<'a> {
     index: usize,
     /// Its output position.
     position: usize,
-    /// Its call ids, in order (for the stubs) and as a set (to look results up).
-    calls: Vec<&'a str>,
+    /// Its calls (id, tool name), in order (for the stubs), and the ids as a set
+    /// (to look results up).
+    calls: Vec<(&'a str, &'a str)>,
     ids: HashSet<&'a str>,
     answered: HashSet<&'a str>,
     /// Output position of the first kept message that carries its results.
@@ -72,11 +73,16 @@ pub(crate) fn repair(
             continue;
         }
         if !m.has_results() {
-            let inline = m.results.iter().filter(|_| m.inline_results).map(|r| r.id.as_ref());
+            let inline = m
+                .results
+                .iter()
+                .filter(|_| m.inline_results)
+                .map(|r| r.id.as_ref());
             match group.as_mut().filter(|_| m.continues) {
                 // The same assistant turn goes on (Responses items): its calls join.
                 Some(g) => {
-                    g.calls.extend(m.calls.iter().map(|c| c.id.as_ref()));
+                    g.calls
+                        .extend(m.calls.iter().map(|c| (c.id.as_ref(), c.name)));
                     g.ids.extend(m.calls.iter().map(|c| c.id.as_ref()));
                     g.answered.extend(inline);
                 }
@@ -86,7 +92,7 @@ pub(crate) fn repair(
                         group = Some(OpenGroup {
                             index,
                             position: out.len(),
-                            calls: m.calls.iter().map(|c| c.id.as_ref()).collect(),
+                            calls: m.calls.iter().map(|c| (c.id.as_ref(), c.name)).collect(),
                             ids: m.calls.iter().map(|c| c.id.as_ref()).collect(),
                             answered: inline.collect(),
                             first_results: None,
@@ -144,11 +150,14 @@ pub(crate) fn first_orphan<'v>(views: &'v [Message<'_>], from: usize) -> Option<
 fn close(group: Option<OpenGroup<'_>>, out: &mut Plan, placement: ResultsPlacement) {
     let Some(g) = group else { return };
     let mut seen = HashSet::new();
-    let missing: Vec<String> = g
+    let missing: Vec<Stub> = g
         .calls
         .iter()
-        .filter(|id| !g.answered.contains(*id) && seen.insert(**id))
-        .map(|id| id.to_string())
+        .filter(|(id, _)| !g.answered.contains(id) && seen.insert(*id))
+        .map(|(id, name)| Stub {
+            id: id.to_string(),
+            name: name.to_string(),
+        })
         .collect();
     if missing.is_empty() {
         return;

@@ -1,0 +1,236 @@
+//! Vercel AI SDK `ModelMessage`s: `system`/`user`/`assistant`/`tool` roles,
+//! content as a string or parts (`text`, `image`, `file`, `reasoning`,
+//! `tool-call`, `tool-result`), results in `tool` messages matched by
+//! `toolCallId`.
+
+use std::borrow::Cow;
+use std::collections::HashSet;
+
+use serde_json::{Map, Value};
+
+use super::req_str;
+use crate::error::{Error, Result};
+use crate::json::{Kind, Node};
+use crate::message::{Args, Call, Message, Role, ToolOutput};
+use crate::plan::{Edit, Stub, STUB_TEXT};
+
+/// Reads one message.
+pub(super) fn read<'a, N: Node<'a>>(obj: N, i: usize) -> Result<Message<'a>> {
+    let path = || format!("messages[{i}]");
+    let role = match req_str(obj, "role", &path)? {
+        "system" => Role::System,
+        "user" => Role::User,
+        "assistant" => Role::Assistant,
+        "tool" => Role::Tool,
+        other => {
+            return Err(Error::input(
+                format!("{}.role", path()),
+                format!(
+                "unknown role {other:?}; expected \"system\", \"user\", \"assistant\" or \"tool\""
+            ),
+            ))
+        }
+    };
+    let mut msg = Message::new(role);
+    let content = obj.get("content");
+    match content.map(Node::kind) {
+        Some(Kind::String) => msg.texts.extend(content.and_then(Node::as_str)),
+        Some(Kind::Array) => {
+            let mut seen = HashSet::new();
+            for (k, part) in content.into_iter().flat_map(Node::items).enumerate() {
+                read_part(part, role, &mut msg, &mut seen, i, k)?;
+            }
+        }
+        other => {
+            return Err(Error::input(
+                format!("{}.content", path()),
+                format!(
+                    "expected a string or an array of parts, got {}",
+                    other.map_or("nothing", Kind::name)
+                ),
+            ))
+        }
+    }
+    if role == Role::Assistant {
+        // results of tools the provider ran itself answer in the same message
+        msg.inline_results = !msg.results.is_empty();
+    }
+    Ok(msg)
+}
+
+fn read_part<'a, N: Node<'a>>(
+    part: N,
+    role: Role,
+    msg: &mut Message<'a>,
+    seen: &mut HashSet<&'a str>,
+    i: usize,
+    k: usize,
+) -> Result<()> {
+    let path = || format!("messages[{i}].content[{k}]");
+    if part.kind() != Kind::Object {
+        return Err(Error::input(
+            path(),
+            format!("expected a content part object, got {}", part.kind().name()),
+        ));
+    }
+    match req_str(part, "type", &path)? {
+        "text" => msg.texts.push(req_str(part, "text", &path)?),
+        "reasoning" => msg
+            .reasoning
+            .extend(part.get("text").and_then(Node::as_str)),
+        "image" => msg.images += 1,
+        "file" if media_type(part).is_some_and(|t| t.starts_with("image/")) => msg.images += 1,
+        "tool-call" => {
+            let id = req_str(part, "toolCallId", &path)?;
+            if !seen.insert(id) {
+                return Err(Error::input(
+                    format!("{}.toolCallId", path()),
+                    format!("duplicate tool call id {id:?} in the same message; every call needs its own id"),
+                ));
+            }
+            let input = part.get("input").or_else(|| part.get("args"));
+            msg.calls.push(Call {
+                id: Cow::Borrowed(id),
+                name: req_str(part, "toolName", &path)?,
+                args: Args::Json(input.map_or(Value::Null, Node::to_value)),
+            });
+        }
+        "tool-result" => {
+            let id = req_str(part, "toolCallId", &path)?;
+            let name = part.get("toolName").and_then(Node::as_str);
+            let (text, is_error) = result_text(part);
+            if role == Role::User {
+                return Err(Error::input(
+                    format!("{}.type", path()),
+                    "a tool-result part belongs in a tool message, not in a user message",
+                ));
+            }
+            msg.results.push(ToolOutput::new(id, name, text, is_error));
+        }
+        _ => msg.opaque_bytes += part.json_len(),
+    }
+    Ok(())
+}
+
+fn media_type<'a, N: Node<'a>>(part: N) -> Option<&'a str> {
+    part.get("mediaType")
+        .or_else(|| part.get("mimeType"))
+        .and_then(Node::as_str)
+}
+
+/// A tool result's text: `output` `{type, value}` (AI SDK 5) or `result` (4).
+fn result_text<'a, N: Node<'a>>(part: N) -> (Cow<'a, str>, bool) {
+    let Some(output) = part.get("output") else {
+        return (json_text(part.get("result")), false);
+    };
+    let kind = output.get("type").and_then(Node::as_str).unwrap_or("");
+    let is_error = kind.starts_with("error");
+    (json_text(output.get("value")), is_error)
+}
+
+fn json_text<'a, N: Node<'a>>(v: Option<N>) -> Cow<'a, str> {
+    match v {
+        None => Cow::Borrowed(""),
+        Some(v) => match v.as_str() {
+            Some(s) => Cow::Borrowed(s),
+            None => Cow::Owned(v.to_value().to_string()),
+        },
+    }
+}
+
+fn parts_of<'p>(
+    parts: &'p mut [Value],
+    kind: &'p str,
+) -> impl Iterator<Item = &'p mut Map<String, Value>> {
+    parts
+        .iter_mut()
+        .filter(move |p| p.get("type").and_then(Value::as_str) == Some(kind))
+        .filter_map(Value::as_object_mut)
+}
+
+/// Applies the edits of a kept message to a copy of it.
+pub(super) fn apply(obj: &mut Map<String, Value>, edits: &[Edit]) {
+    if let Some(Value::String(s)) = obj.get_mut("content") {
+        for e in edits {
+            if let Edit::ReplaceText { part: 0, text } = e {
+                *s = text.clone();
+            }
+        }
+        return;
+    }
+    let Some(Value::Array(parts)) = obj.get_mut("content") else {
+        return;
+    };
+    for e in edits {
+        match e {
+            Edit::ReplaceOutput { result, text } => {
+                if let Some(p) = parts_of(parts, "tool-result").nth(*result) {
+                    if p.contains_key("output") {
+                        let mut o = Map::new();
+                        o.insert("type".into(), "text".into());
+                        o.insert("value".into(), text.clone().into());
+                        p.insert("output".into(), Value::Object(o));
+                    } else {
+                        p.insert("result".into(), text.clone().into());
+                    }
+                }
+            }
+            Edit::ReplaceText { part, text } => {
+                if let Some(p) = parts_of(parts, "text").nth(*part) {
+                    p.insert("text".into(), text.clone().into());
+                }
+            }
+            Edit::ShortenArgs { call, args } => {
+                if let Some(p) = parts_of(parts, "tool-call").nth(*call) {
+                    let key = if p.contains_key("args") {
+                        "args"
+                    } else {
+                        "input"
+                    };
+                    p.insert(key.into(), args.clone());
+                }
+            }
+            _ => {}
+        }
+    }
+    for e in edits {
+        match e {
+            Edit::DropReasoning => {
+                parts.retain(|p| p.get("type").and_then(Value::as_str) != Some("reasoning"))
+            }
+            Edit::DropResults(which) => {
+                let mut k = 0;
+                parts.retain(|p| {
+                    if p.get("type").and_then(Value::as_str) != Some("tool-result") {
+                        return true;
+                    }
+                    k += 1;
+                    !which.contains(&(k - 1))
+                });
+            }
+            _ => {}
+        }
+    }
+}
+
+/// A `tool` message of stub results for calls `stubs`.
+pub(super) fn stub_message(stubs: &[Stub]) -> Map<String, Value> {
+    let parts = stubs
+        .iter()
+        .map(|s| {
+            let mut output = Map::new();
+            output.insert("type".into(), "text".into());
+            output.insert("value".into(), STUB_TEXT.into());
+            let mut p = Map::new();
+            p.insert("type".into(), "tool-result".into());
+            p.insert("toolCallId".into(), s.id.clone().into());
+            p.insert("toolName".into(), s.name.clone().into());
+            p.insert("output".into(), Value::Object(output));
+            Value::Object(p)
+        })
+        .collect();
+    let mut m = Map::new();
+    m.insert("role".into(), "tool".into());
+    m.insert("content".into(), Value::Array(parts));
+    m
+}

@@ -1,0 +1,201 @@
+//! Vercel AI SDK `UIMessage`s: `{id, role, parts}` with `text`, `reasoning`,
+//! `file` parts and tool parts (`tool-<name>`, `dynamic-tool`) whose `state`
+//! carries the call and its result together (`input-streaming`,
+//! `input-available`, `approval-requested`, `approval-responded`,
+//! `output-available`, `output-error`, `output-denied`). Results are inline, so
+//! no pair can be split; a call without a result in an older message gets a
+//! stub result in its own part.
+
+use std::borrow::Cow;
+use std::collections::HashSet;
+
+use serde_json::{Map, Value};
+
+use super::req_str;
+use crate::error::{Error, Result};
+use crate::json::{Kind, Node};
+use crate::message::{Args, Call, Message, Role, ToolOutput};
+use crate::plan::{Edit, STUB_TEXT};
+
+/// The tool name of a tool part, if `part` is one.
+fn tool_name<'a, N: Node<'a>>(part: N) -> Option<&'a str> {
+    match part.get("type").and_then(Node::as_str)? {
+        "dynamic-tool" => part.get("toolName").and_then(Node::as_str),
+        t => t.strip_prefix("tool-"),
+    }
+}
+
+/// Reads one message.
+pub(super) fn read<'a, N: Node<'a>>(obj: N, i: usize) -> Result<Message<'a>> {
+    let path = || format!("messages[{i}]");
+    let role = match req_str(obj, "role", &path)? {
+        "system" => Role::System,
+        "user" => Role::User,
+        "assistant" => Role::Assistant,
+        other => {
+            return Err(Error::input(
+                format!("{}.role", path()),
+                format!("unknown role {other:?}; expected \"system\", \"user\" or \"assistant\""),
+            ))
+        }
+    };
+    let mut msg = Message::new(role);
+    msg.inline_results = true;
+    let parts = obj.get("parts");
+    if parts.map(Node::kind) != Some(Kind::Array) {
+        return Err(Error::input(
+            format!("{}.parts", path()),
+            format!(
+                "expected an array of parts, got {}",
+                parts.map_or("nothing", |p| p.kind().name())
+            ),
+        ));
+    }
+    let mut seen = HashSet::new();
+    for (k, part) in parts.into_iter().flat_map(Node::items).enumerate() {
+        let path = || format!("messages[{i}].parts[{k}]");
+        if part.kind() != Kind::Object {
+            return Err(Error::input(
+                path(),
+                format!("expected a part object, got {}", part.kind().name()),
+            ));
+        }
+        let kind = req_str(part, "type", &path)?;
+        if let Some(name) = tool_name(part) {
+            let id = req_str(part, "toolCallId", &path)?;
+            if !seen.insert(id) {
+                return Err(Error::input(
+                    format!("{}.toolCallId", path()),
+                    format!("duplicate tool call id {id:?} in the same message; every call needs its own id"),
+                ));
+            }
+            msg.calls.push(Call {
+                id: Cow::Borrowed(id),
+                name,
+                args: Args::Json(part.get("input").map_or(Value::Null, Node::to_value)),
+            });
+            let state = part.get("state").and_then(Node::as_str).unwrap_or("");
+            let result = match state {
+                "output-available" => Some((json_text(part.get("output")), false)),
+                "output-error" => Some((json_text(part.get("errorText")), true)),
+                "output-denied" => Some((Cow::Borrowed("denied"), true)),
+                _ => None,
+            };
+            if let Some((text, is_error)) = result {
+                msg.results
+                    .push(ToolOutput::new(id, Some(name), text, is_error));
+            }
+            continue;
+        }
+        match kind {
+            "text" => msg.texts.push(req_str(part, "text", &path)?),
+            "reasoning" => msg
+                .reasoning
+                .extend(part.get("text").and_then(Node::as_str)),
+            "file"
+                if part
+                    .get("mediaType")
+                    .and_then(Node::as_str)
+                    .is_some_and(|t| t.starts_with("image/")) =>
+            {
+                msg.images += 1
+            }
+            "step-start" => {}
+            _ => msg.opaque_bytes += part.json_len(),
+        }
+    }
+    Ok(msg)
+}
+
+fn json_text<'a, N: Node<'a>>(v: Option<N>) -> Cow<'a, str> {
+    match v {
+        None => Cow::Borrowed(""),
+        Some(v) => match v.as_str() {
+            Some(s) => Cow::Borrowed(s),
+            None => Cow::Owned(v.to_value().to_string()),
+        },
+    }
+}
+
+fn is_tool_part(p: &Value) -> bool {
+    p.get("type")
+        .and_then(Value::as_str)
+        .is_some_and(|t| t == "dynamic-tool" || t.starts_with("tool-"))
+}
+
+fn has_output(p: &Value) -> bool {
+    matches!(
+        p.get("state").and_then(Value::as_str),
+        Some("output-available" | "output-error" | "output-denied")
+    )
+}
+
+/// Applies the edits of a kept message to a copy of it.
+pub(super) fn apply(obj: &mut Map<String, Value>, edits: &[Edit]) {
+    let Some(Value::Array(parts)) = obj.get_mut("parts") else {
+        return;
+    };
+    for e in edits {
+        match e {
+            Edit::ReplaceOutput { result, text } => {
+                if let Some(p) = parts
+                    .iter_mut()
+                    .filter(|p| is_tool_part(p) && has_output(p))
+                    .nth(*result)
+                    .and_then(Value::as_object_mut)
+                {
+                    let key = match p.get("state").and_then(Value::as_str) {
+                        Some("output-error") => "errorText",
+                        _ => "output",
+                    };
+                    p.insert(key.into(), text.clone().into());
+                }
+            }
+            Edit::ReplaceText { part, text } => {
+                if let Some(p) = parts
+                    .iter_mut()
+                    .filter(|p| p.get("type").and_then(Value::as_str) == Some("text"))
+                    .nth(*part)
+                    .and_then(Value::as_object_mut)
+                {
+                    p.insert("text".into(), text.clone().into());
+                }
+            }
+            Edit::ShortenArgs { call, args } => {
+                if let Some(p) = parts
+                    .iter_mut()
+                    .filter(|p| is_tool_part(p))
+                    .nth(*call)
+                    .and_then(Value::as_object_mut)
+                {
+                    p.insert("input".into(), args.clone());
+                }
+            }
+            Edit::AddStubs(ids) => {
+                for p in parts.iter_mut().filter_map(Value::as_object_mut) {
+                    let id = p.get("toolCallId").and_then(Value::as_str);
+                    if id.is_some_and(|id| ids.iter().any(|s| s.id == id)) {
+                        p.insert("state".into(), "output-available".into());
+                        p.insert("output".into(), STUB_TEXT.into());
+                        p.remove("errorText");
+                    }
+                }
+            }
+            Edit::DropReasoning => {
+                parts.retain(|p| p.get("type").and_then(Value::as_str) != Some("reasoning"))
+            }
+            Edit::DropResults(_) | Edit::ResultsFirst => {}
+        }
+    }
+}
+
+/// A message of one text part (UI messages need an id; the renderer stamps one).
+pub(super) fn text_message(role: &str, text: &str) -> Map<String, Value> {
+    let mut part = Map::new();
+    part.insert("type".into(), "text".into());
+    part.insert("text".into(), text.into());
+    let mut m = Map::new();
+    m.insert("role".into(), role.into());
+    m.insert("parts".into(), Value::Array(vec![Value::Object(part)]));
+    m
+}

@@ -1,0 +1,229 @@
+//! Google Gemini `contents`: roles `user` and `model`, `parts` of `text`
+//! (`thought: true` for reasoning), `functionCall`, `functionResponse`,
+//! `inlineData` and others; any part may carry a `thoughtSignature`, kept as it
+//! is with its part. A model turn's calls are answered by `functionResponse`
+//! parts in the next user turn, one per call, matched by `id` or, without ids,
+//! by name and order (`name#k` stands for the k-th call of `name` in a turn).
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use serde_json::{Map, Value};
+
+use super::req_str;
+use crate::error::{Error, Result};
+use crate::json::{Kind, Node};
+use crate::message::{Args, Call, Message, Role, ToolOutput};
+use crate::plan::{Edit, Stub, STUB_TEXT};
+
+/// The id of a call or response: its `id`, else `name#k` for the k-th of that
+/// name in its turn.
+fn id_of<'a, N: Node<'a>>(
+    body: N,
+    name: &'a str,
+    counts: &mut HashMap<&'a str, usize>,
+) -> Cow<'a, str> {
+    let k = counts.entry(name).or_insert(0);
+    *k += 1;
+    match body.get("id").and_then(Node::as_str) {
+        Some(id) => Cow::Borrowed(id),
+        None => Cow::Owned(format!("{name}#{}", *k - 1)),
+    }
+}
+
+/// Reads one content.
+pub(super) fn read<'a, N: Node<'a>>(obj: N, i: usize) -> Result<Message<'a>> {
+    let path = || format!("messages[{i}]");
+    let role = match obj.get("role").and_then(Node::as_str).unwrap_or("user") {
+        "user" => Role::User,
+        "model" => Role::Assistant,
+        "function" => Role::Tool,
+        "system" => Role::System,
+        other => {
+            return Err(Error::input(
+                format!("{}.role", path()),
+                format!("unknown role {other:?}; expected \"user\" or \"model\""),
+            ))
+        }
+    };
+    let mut msg = Message::new(role);
+    let parts = obj.get("parts");
+    if parts.map(Node::kind) != Some(Kind::Array) {
+        return Err(Error::input(
+            format!("{}.parts", path()),
+            format!(
+                "expected an array of parts, got {}",
+                parts.map_or("nothing", |p| p.kind().name())
+            ),
+        ));
+    }
+    let (mut calls, mut responses) = (HashMap::new(), HashMap::new());
+    for (k, part) in parts.into_iter().flat_map(Node::items).enumerate() {
+        let path = || format!("messages[{i}].parts[{k}]");
+        if part.kind() != Kind::Object {
+            return Err(Error::input(
+                path(),
+                format!("expected a part object, got {}", part.kind().name()),
+            ));
+        }
+        if let Some(call) = part.get("functionCall") {
+            if role != Role::Assistant {
+                return Err(Error::input(
+                    format!("{}.functionCall", path()),
+                    "a functionCall part belongs in a model turn",
+                ));
+            }
+            let fpath = || format!("messages[{i}].parts[{k}].functionCall");
+            let name = req_str(call, "name", &fpath)?;
+            msg.calls.push(Call {
+                id: id_of(call, name, &mut calls),
+                name,
+                args: Args::Json(call.get("args").map_or(Value::Null, Node::to_value)),
+            });
+        } else if let Some(response) = part.get("functionResponse") {
+            let fpath = || format!("messages[{i}].parts[{k}].functionResponse");
+            let name = req_str(response, "name", &fpath)?;
+            let id = id_of(response, name, &mut responses);
+            let text = match response.get("response") {
+                Some(r) => Cow::Owned(r.to_value().to_string()),
+                None => Cow::Borrowed(""),
+            };
+            let mut output = ToolOutput::new(id, Some(name), text, false);
+            output.opaque_bytes = response.get("parts").map_or(0, |p| p.json_len());
+            msg.results.push(output);
+        } else if let Some(text) = part.get("text").and_then(Node::as_str) {
+            if part.get("thought").and_then(Node::as_bool) == Some(true) {
+                msg.reasoning.push(text);
+            } else {
+                msg.texts.push(text);
+            }
+        } else if part.get("inlineData").is_some() || part.get("fileData").is_some() {
+            msg.images += 1;
+        } else {
+            msg.opaque_bytes += part.json_len();
+        }
+    }
+    if role == Role::User && msg.has_results() && msg.texts.is_empty() && msg.images == 0 {
+        msg.role = Role::Tool;
+    }
+    Ok(msg)
+}
+
+fn parts_with<'p>(
+    parts: &'p mut [Value],
+    key: &'p str,
+) -> impl Iterator<Item = &'p mut Map<String, Value>> {
+    parts
+        .iter_mut()
+        .filter(move |p| p.get(key).is_some())
+        .filter_map(Value::as_object_mut)
+}
+
+fn is_text(p: &Value) -> bool {
+    p.get("text").is_some() && p.get("thought").and_then(Value::as_bool) != Some(true)
+}
+
+/// Applies the edits of a kept content to a copy of it.
+pub(super) fn apply(obj: &mut Map<String, Value>, edits: &[Edit]) {
+    let Some(Value::Array(parts)) = obj.get_mut("parts") else {
+        return;
+    };
+    for e in edits {
+        match e {
+            Edit::ReplaceOutput { result, text } => {
+                if let Some(r) = parts_with(parts, "functionResponse")
+                    .nth(*result)
+                    .and_then(|p| p.get_mut("functionResponse"))
+                    .and_then(Value::as_object_mut)
+                {
+                    r.insert("response".into(), response(text));
+                }
+            }
+            Edit::ReplaceText { part, text } => {
+                if let Some(p) = parts
+                    .iter_mut()
+                    .filter(|p| is_text(p))
+                    .nth(*part)
+                    .and_then(Value::as_object_mut)
+                {
+                    p.insert("text".into(), text.clone().into());
+                }
+            }
+            Edit::ShortenArgs { call, args } => {
+                if let Some(c) = parts_with(parts, "functionCall")
+                    .nth(*call)
+                    .and_then(|p| p.get_mut("functionCall"))
+                    .and_then(Value::as_object_mut)
+                {
+                    c.insert("args".into(), args.clone());
+                }
+            }
+            _ => {}
+        }
+    }
+    for e in edits {
+        match e {
+            // Thought parts go; a signature on a call part stays with its call.
+            Edit::DropReasoning => {
+                parts.retain(|p| p.get("thought").and_then(Value::as_bool) != Some(true))
+            }
+            Edit::DropResults(which) => {
+                let mut k = 0;
+                parts.retain(|p| {
+                    if p.get("functionResponse").is_none() {
+                        return true;
+                    }
+                    k += 1;
+                    !which.contains(&(k - 1))
+                });
+            }
+            Edit::AddStubs(stubs) => parts.extend(stubs.iter().map(stub_part)),
+            _ => {}
+        }
+    }
+}
+
+fn response(text: &str) -> Value {
+    let mut r = Map::new();
+    r.insert("result".into(), text.into());
+    Value::Object(r)
+}
+
+/// A `functionResponse` part for a call (made-up `name#k` ids are not written).
+fn stub_part(stub: &Stub) -> Value {
+    let made_up = stub
+        .id
+        .strip_prefix(stub.name.as_str())
+        .and_then(|k| k.strip_prefix('#'))
+        .is_some_and(|k| k.chars().all(|c| c.is_ascii_digit()));
+    let mut r = Map::new();
+    r.insert("name".into(), stub.name.clone().into());
+    if !made_up {
+        r.insert("id".into(), stub.id.clone().into());
+    }
+    r.insert("response".into(), response(STUB_TEXT));
+    let mut p = Map::new();
+    p.insert("functionResponse".into(), Value::Object(r));
+    Value::Object(p)
+}
+
+/// A user turn of stub responses for calls `ids`.
+pub(super) fn stub_message(stubs: &[Stub]) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("role".into(), "user".into());
+    m.insert(
+        "parts".into(),
+        Value::Array(stubs.iter().map(stub_part).collect()),
+    );
+    m
+}
+
+/// A user turn of one text.
+pub(super) fn text_message(text: &str) -> Map<String, Value> {
+    let mut p = Map::new();
+    p.insert("text".into(), text.into());
+    let mut m = Map::new();
+    m.insert("role".into(), "user".into());
+    m.insert("parts".into(), Value::Array(vec![Value::Object(p)]));
+    m
+}

@@ -1,0 +1,265 @@
+//! OpenAI Responses API input items: `message` items (or `{role, content}`),
+//! `function_call` ↔ `function_call_output` by `call_id` (and the other
+//! client-run calls: `custom_tool_call`, `computer_call`, `local_shell_call` …),
+//! `reasoning` items with `encrypted_content`, server-run tool items,
+//! `item_reference` and the provider's `compaction` item.
+//!
+//! Every item is one view. The items of one assistant turn (reasoning, text,
+//! calls) continue one another, so a reasoning item is never parted from the
+//! calls that follow it, and outputs answer the turn before them by `call_id`.
+
+use std::borrow::Cow;
+
+use serde_json::{Map, Value};
+
+use super::{opt_str, req_str};
+use crate::error::{Error, Result};
+use crate::json::{Kind, Node};
+use crate::message::{Args, Call, Message, Role, ToolOutput};
+use crate::plan::{Edit, STUB_TEXT};
+
+/// Whether `t` is a Responses item type (and so marks the format).
+pub(super) fn is_item_type(t: &str) -> bool {
+    matches!(
+        t,
+        "message"
+            | "reasoning"
+            | "item_reference"
+            | "compaction"
+            | "mcp_approval_request"
+            | "mcp_approval_response"
+            | "mcp_list_tools"
+    ) || t.ends_with("_call")
+        || t.ends_with("_call_output")
+}
+
+/// Whether an item is a call's output.
+pub(super) fn is_output<'a, N: Node<'a>>(item: N) -> bool {
+    item.get("type")
+        .and_then(Node::as_str)
+        .is_some_and(|t| t.ends_with("_call_output") || t == "mcp_approval_response")
+}
+
+/// Reads one item.
+pub(super) fn read<'a, N: Node<'a>>(item: N, i: usize) -> Result<Message<'a>> {
+    let path = || format!("messages[{i}]");
+    let kind = opt_str(item, "type", &path)?.unwrap_or("message");
+    let opaque = || item.json_len();
+    let mut msg;
+    match kind {
+        "message" => {
+            let role = match req_str(item, "role", &path)? {
+                "user" => Role::User,
+                "assistant" => Role::Assistant,
+                "system" | "developer" => Role::System,
+                other => {
+                    return Err(Error::input(
+                        format!("{}.role", path()),
+                        format!("unknown role {other:?}; expected \"user\", \"assistant\", \"system\" or \"developer\""),
+                    ))
+                }
+            };
+            msg = Message::new(role);
+            read_content(item, &mut msg, i)?;
+        }
+        "reasoning" => {
+            msg = Message::new(Role::Assistant);
+            for part in item.get("summary").into_iter().flat_map(Node::items) {
+                msg.reasoning
+                    .extend(part.get("text").and_then(Node::as_str));
+            }
+            // the encrypted reasoning is sent back as it is: it counts, and is never read
+            msg.opaque_bytes += item
+                .get("encrypted_content")
+                .and_then(Node::as_str)
+                .map_or(0, str::len);
+        }
+        "compaction" => {
+            msg = Message::new(Role::User);
+            msg.opaque_bytes += opaque();
+            msg.boundary = true;
+        }
+        t if is_output(item) => {
+            let id = call_ref(item, t, &path)?;
+            let output = item.get("output");
+            let (text, images, opaque_bytes) = match output.map(Node::kind) {
+                Some(Kind::String) => (
+                    Cow::Borrowed(output.and_then(Node::as_str).unwrap_or("")),
+                    0,
+                    0,
+                ),
+                None | Some(Kind::Null) => (Cow::Borrowed(""), 0, 0),
+                Some(_) => output_parts(output),
+            };
+            msg = Message::new(Role::Tool);
+            let mut r = ToolOutput::new(id, None, text, false);
+            r.images = images;
+            r.opaque_bytes = opaque_bytes;
+            msg.results.push(r);
+        }
+        t if t.ends_with("_call") && item.get("call_id").is_some()
+            || t == "mcp_approval_request" =>
+        {
+            let id = call_ref(item, t, &path)?;
+            let name = opt_str(item, "name", &path)?.unwrap_or(t);
+            let args = match (item.get("arguments"), item.get("input")) {
+                (Some(a), _) if a.kind() == Kind::String => Args::Text(a.as_str().unwrap_or("")),
+                (_, Some(a)) if a.kind() == Kind::String => Args::Text(a.as_str().unwrap_or("")),
+                _ => Args::Json(item.get("action").map_or(Value::Null, Node::to_value)),
+            };
+            msg = Message::new(Role::Assistant);
+            msg.calls.push(Call {
+                id: Cow::Borrowed(id),
+                name,
+                args,
+            });
+        }
+        // server-run tools, references to stored items, anything newer: sent as they are
+        _ => {
+            msg = Message::new(Role::Assistant);
+            msg.opaque_bytes += opaque();
+        }
+    }
+    Ok(msg)
+}
+
+/// The id that ties a call and its output together.
+fn call_ref<'a, N: Node<'a>>(item: N, kind: &str, path: &dyn Fn() -> String) -> Result<&'a str> {
+    let key = match kind {
+        "mcp_approval_request" => "id",
+        "mcp_approval_response" => "approval_request_id",
+        _ => "call_id",
+    };
+    req_str(item, key, path)
+}
+
+/// The text of an output given as content parts, its images and other bytes.
+fn output_parts<'a, N: Node<'a>>(output: Option<N>) -> (Cow<'a, str>, usize, usize) {
+    let (mut texts, mut images, mut opaque) = (Vec::new(), 0, 0);
+    let Some(o) = output else {
+        return (Cow::Borrowed(""), 0, 0);
+    };
+    if o.kind() == Kind::Object {
+        // a computer screenshot and the like
+        return (Cow::Borrowed(""), 1, 0);
+    }
+    for part in o.items() {
+        match part.get("type").and_then(Node::as_str) {
+            Some("input_text" | "output_text") => {
+                texts.extend(part.get("text").and_then(Node::as_str))
+            }
+            Some("input_image") => images += 1,
+            _ => opaque += part.json_len(),
+        }
+    }
+    let text = match texts.as_slice() {
+        [one] => Cow::Borrowed(*one),
+        many => Cow::Owned(many.join("\n")),
+    };
+    (text, images, opaque)
+}
+
+fn read_content<'a, N: Node<'a>>(item: N, msg: &mut Message<'a>, i: usize) -> Result<()> {
+    let content = item.get("content");
+    match content.map(Node::kind) {
+        Some(Kind::String) => msg.texts.extend(content.and_then(Node::as_str)),
+        Some(Kind::Array) => {
+            for (k, part) in content.into_iter().flat_map(Node::items).enumerate() {
+                let path = || format!("messages[{i}].content[{k}]");
+                match req_str(part, "type", &path)? {
+                    "input_text" | "output_text" | "text" => {
+                        msg.texts.push(req_str(part, "text", &path)?)
+                    }
+                    "refusal" => msg.reasoning.push(req_str(part, "refusal", &path)?),
+                    "input_image" => msg.images += 1,
+                    _ => msg.opaque_bytes += part.json_len(),
+                }
+            }
+        }
+        other => {
+            return Err(Error::input(
+                format!("messages[{i}].content"),
+                format!(
+                    "expected a string or an array of content parts, got {}",
+                    other.map_or("nothing", Kind::name)
+                ),
+            ))
+        }
+    }
+    Ok(())
+}
+
+/// Marks the items of one assistant turn: an assistant-side item right after
+/// another continues its turn.
+pub(super) fn link_turns(views: &mut [Message<'_>]) {
+    for i in 1..views.len() {
+        let before = &views[i - 1];
+        views[i].continues = views[i].role == Role::Assistant
+            && before.role == Role::Assistant
+            && !before.has_results();
+    }
+}
+
+/// Applies the edits of a kept item to a copy of it.
+pub(super) fn apply(obj: &mut Map<String, Value>, edits: &[Edit]) {
+    for e in edits {
+        match e {
+            Edit::ReplaceOutput { text, .. } => {
+                obj.insert("output".into(), text.clone().into());
+            }
+            Edit::ReplaceText { part, text } => match obj.get_mut("content") {
+                Some(Value::String(s)) if *part == 0 => *s = text.clone(),
+                Some(Value::Array(parts)) => {
+                    if let Some(p) = parts
+                        .iter_mut()
+                        .filter(|p| {
+                            matches!(
+                                p.get("type").and_then(Value::as_str),
+                                Some("input_text" | "output_text" | "text")
+                            )
+                        })
+                        .nth(*part)
+                        .and_then(Value::as_object_mut)
+                    {
+                        p.insert("text".into(), text.clone().into());
+                    }
+                }
+                _ => {}
+            },
+            Edit::ShortenArgs { args, .. } => {
+                if obj.get("arguments").is_some_and(Value::is_string) {
+                    obj.insert("arguments".into(), args.to_string().into());
+                }
+            }
+            // One output an item; reasoning items travel whole with their calls.
+            Edit::DropResults(_) | Edit::AddStubs(_) | Edit::DropReasoning | Edit::ResultsFirst => {
+            }
+        }
+    }
+}
+
+/// A user (or system) message item of one text.
+pub(super) fn text_message(role: &str, text: &str) -> Map<String, Value> {
+    let mut part = Map::new();
+    part.insert("type".into(), "input_text".into());
+    part.insert("text".into(), text.into());
+    let mut m = Map::new();
+    m.insert("type".into(), "message".into());
+    m.insert("role".into(), role.into());
+    m.insert("content".into(), Value::Array(vec![Value::Object(part)]));
+    m
+}
+
+/// The output item standing in for call `id`'s lost output, of the kind the
+/// call was (`function_call` → `function_call_output`).
+pub(super) fn stub<'a, N: Node<'a>>(id: &str, call: Option<N>) -> Map<String, Value> {
+    let kind = call
+        .and_then(|c| c.get("type").and_then(Node::as_str))
+        .filter(|t| matches!(*t, "function_call" | "custom_tool_call"))
+        .unwrap_or("function_call");
+    let mut m = Map::new();
+    m.insert("type".into(), format!("{kind}_output").into());
+    m.insert("call_id".into(), id.into());
+    m.insert("output".into(), STUB_TEXT.into());
+    m
+}
