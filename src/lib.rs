@@ -41,6 +41,7 @@ mod text;
 pub mod tokens;
 mod toml_lite;
 mod trigger;
+mod validate;
 
 #[cfg(target_arch = "wasm32")]
 mod wasm;
@@ -54,6 +55,7 @@ pub use options::{Mode, Options, ParsedOptions, Warning};
 pub use formats::{Format, OutputMessage};
 pub use notice::{Fallback, Notice};
 pub use trigger::Trigger;
+pub use validate::{validate, ValidateOptions, Validation, Violation};
 
 use formats::{Document, Stamp};
 use json::Node;
@@ -97,6 +99,11 @@ fn views<'a, N: Node<'a>>(
     for v in &mut views {
         v.tokens = message_tokens(v, counter);
     }
+    // Behind a provider's compaction the provider reads nothing: those messages
+    // stay in the caller's history but cost no tokens.
+    if let Some(b) = views.iter().rposition(|m| m.boundary) {
+        views[..b].iter_mut().for_each(|v| v.tokens = 0);
+    }
     Ok(views)
 }
 
@@ -121,11 +128,13 @@ pub fn compact_with(
     Ok(assemble(input, planned))
 }
 
-/// The messages of `input` (an array, or a request object's `messages`).
+/// The messages of `input` (an array, or a request object's message array).
 fn source_messages(input: &Value) -> &[Value] {
     match input {
         Value::Array(a) => a.as_slice(),
-        other => other["messages"].as_array().map_or(&[][..], Vec::as_slice),
+        other => formats::messages_key(other)
+            .and_then(|k| other[k].as_array())
+            .map_or(&[][..], Vec::as_slice),
     }
 }
 
@@ -142,7 +151,8 @@ fn assemble(input: &Value, planned: IndexedCompaction) -> Compaction {
         .collect();
     let request = input.as_object().map(|obj| {
         let mut r = obj.clone();
-        r.insert("messages".into(), Value::Array(messages.clone()));
+        let key = formats::messages_key(input).unwrap_or("messages");
+        r.insert(key.into(), Value::Array(messages.clone()));
         Value::Object(r)
     });
     Compaction {

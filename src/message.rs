@@ -75,6 +75,9 @@ pub(crate) struct Call<'a> {
     pub name: &'a str,
     /// The call's arguments.
     pub args: Args<'a>,
+    /// The call travels with a provider's signature (a Gemini `thoughtSignature`
+    /// on its part), so it is sent back exactly as it is: never shortened.
+    pub sealed: bool,
 }
 
 /// One tool result (a whole OpenAI `tool` message, or one Anthropic `tool_result` block).
@@ -220,21 +223,15 @@ impl<'a> Message<'a> {
 /// results, within the message itself. Sets [`ToolOutput::call`].
 pub(crate) fn link_results(views: &mut [Message<'_>]) {
     let mut ids: std::collections::HashMap<String, (usize, usize)> = Default::default();
-    for i in 0..views.len() {
-        let m = &views[i];
+    for (i, m) in views.iter_mut().enumerate() {
         if m.inline_results {
-            let own: Vec<Option<(usize, usize)>> = m
-                .results
-                .iter()
-                .map(|r| m.calls.iter().position(|c| c.id == r.id).map(|k| (i, k)))
-                .collect();
-            for (r, call) in views[i].results.iter_mut().zip(own) {
-                r.call = call;
+            for r in &mut m.results {
+                r.call = m.calls.iter().position(|c| c.id == r.id).map(|k| (i, k));
             }
             continue;
         }
         if m.has_results() || m.role == Role::Notice {
-            for r in &mut views[i].results {
+            for r in &mut m.results {
                 r.call = ids.get(r.id.as_ref()).copied();
             }
             continue;

@@ -90,6 +90,7 @@ fn read_part<'a, N: Node<'a>>(
             }
             let input = part.get("input").or_else(|| part.get("args"));
             msg.calls.push(Call {
+                sealed: false,
                 id: Cow::Borrowed(id),
                 name: req_str(part, "toolName", &path)?,
                 args: Args::Json(input.map_or(Value::Null, Node::to_value)),

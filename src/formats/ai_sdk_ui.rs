@@ -70,6 +70,7 @@ pub(super) fn read<'a, N: Node<'a>>(obj: N, i: usize) -> Result<Message<'a>> {
                 ));
             }
             msg.calls.push(Call {
+                sealed: false,
                 id: Cow::Borrowed(id),
                 name,
                 args: Args::Json(part.get("input").map_or(Value::Null, Node::to_value)),

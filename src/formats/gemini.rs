@@ -76,6 +76,7 @@ pub(super) fn read<'a, N: Node<'a>>(obj: N, i: usize) -> Result<Message<'a>> {
             let fpath = || format!("messages[{i}].parts[{k}].functionCall");
             let name = req_str(call, "name", &fpath)?;
             msg.calls.push(Call {
+                sealed: part.get("thoughtSignature").is_some(),
                 id: id_of(call, name, &mut calls),
                 name,
                 args: Args::Json(call.get("args").map_or(Value::Null, Node::to_value)),
@@ -145,6 +146,8 @@ pub(super) fn apply(obj: &mut Map<String, Value>, edits: &[Edit]) {
                     .filter(|p| is_text(p))
                     .nth(*part)
                     .and_then(Value::as_object_mut)
+                    // a signed part goes back as it is
+                    .filter(|p| !p.contains_key("thoughtSignature"))
                 {
                     p.insert("text".into(), text.clone().into());
                 }

@@ -151,14 +151,16 @@ const EXPECTED_INPUT: &str =
 /// the AI SDK `messages`, OpenAI Responses `input`, Gemini `contents`.
 pub(crate) const MESSAGE_KEYS: [&str; 3] = ["messages", "input", "contents"];
 
+/// The key under which a request object holds its messages.
+pub(crate) fn messages_key<'a, N: Node<'a>>(root: N) -> Option<&'static str> {
+    MESSAGE_KEYS.into_iter().find(|k| root.get(k).is_some())
+}
+
 /// Locates the messages in `root` and settles the format.
 pub(crate) fn open<'a, N: Node<'a>>(root: N, forced: Option<Format>) -> Result<Document<'a, N>> {
     let (messages, is_request) = match root.kind() {
         Kind::Array => (root.items().collect::<Vec<N>>(), false),
-        Kind::Object => match MESSAGE_KEYS
-            .iter()
-            .find_map(|k| root.get(k).map(|v| (*k, v)))
-        {
+        Kind::Object => match messages_key(root).and_then(|k| Some((k, root.get(k)?))) {
             Some((_, m)) if m.kind() == Kind::Array => (m.items().collect(), true),
             Some((key, other)) => {
                 return Err(Error::input(

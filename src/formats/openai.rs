@@ -159,6 +159,7 @@ fn read_calls<'a, N: Node<'a>>(obj: N, msg: &mut Message<'a>, i: usize) -> Resul
             ));
         };
         msg.calls.push(Call {
+            sealed: false,
             id: Cow::Borrowed(id),
             name,
             args: Args::Text(args),

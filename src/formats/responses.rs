@@ -109,6 +109,7 @@ pub(super) fn read<'a, N: Node<'a>>(item: N, i: usize) -> Result<Message<'a>> {
             };
             msg = Message::new(Role::Assistant);
             msg.calls.push(Call {
+                sealed: false,
                 id: Cow::Borrowed(id),
                 name,
                 args,

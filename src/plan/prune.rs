@@ -50,7 +50,7 @@ pub(crate) fn edits_for(views: &[Message<'_>], i: usize, threshold: usize) -> Ve
     }
     for (k, c) in m.calls.iter().enumerate() {
         let text = c.args.text();
-        if text.len() <= threshold {
+        if text.len() <= threshold || c.sealed {
             continue;
         }
         let Some(parsed) = c.args.parsed() else {
@@ -125,6 +125,7 @@ mod tests {
     #[test]
     fn call_description_prefers_the_path() {
         let c = Call {
+            sealed: false,
             id: "1".into(),
             name: "Read",
             args: Args::Text(r#"{"limit": "10", "file_path": "src/x.rs"}"#),

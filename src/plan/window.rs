@@ -159,6 +159,7 @@ mod tests {
 
     fn with_call(mut m: Message<'static>) -> Message<'static> {
         m.calls.push(Call {
+            sealed: false,
             id: "c".into(),
             name: "t",
             args: Args::Text("{}"),

@@ -92,7 +92,7 @@ fn entry<'a>(
     }
     for (k, c) in m.calls.iter().enumerate() {
         let text = c.args.text();
-        if text.len() <= options.max_tool_result_bytes {
+        if text.len() <= options.max_tool_result_bytes || c.sealed {
             continue;
         }
         if let Some(parsed) = c.args.parsed() {

@@ -172,3 +172,15 @@ pub fn should_compact_tape(
 pub fn parse_config_toml(toml: &str) -> String {
     envelope(crate::options::from_toml(toml))
 }
+
+/// Checks a history against its format's provider rules (`options`: the JSON of
+/// `{format?, provider?, strictAlternation?}`): `{format, violations}`.
+#[wasm_bindgen(js_name = validateTape)]
+pub fn validate_tape(words: &[u32], numbers: &[f64], bytes: &[u8], options: &str) -> String {
+    envelope(
+        serde_json::from_str(options)
+            .map_err(|e| Error::config(format!("validate options are not valid JSON: {e}")))
+            .and_then(|o| crate::ValidateOptions::from_json(&o))
+            .and_then(|o| crate::validate::check(Tape::open(words, numbers, bytes)?.root(), &o)),
+    )
+}

@@ -1,0 +1,379 @@
+//! The pre-flight check: the pairing and ordering rules providers enforce with a
+//! 400, per format, each violation with the message index, a stable code and a
+//! sentence in the format's own words. It reads the history with the same
+//! adapters as compaction, so a history that validates is one the modes see as
+//! it is meant.
+//!
+//! A request object is about to be sent: its newest calls must be answered and
+//! (Gemini) it must not end on a model turn. A bare array is a stored history:
+//! the calls of its last turn may still be running.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+use crate::formats::{self, Format, ResultsPlacement, FORMATS};
+use crate::json::{Kind, Node};
+use crate::message::{Message, Role};
+
+/// The backend a history is sent to, when it adds rules of its own to the format's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Provider {
+    /// OpenAI and the OpenAI-compatible servers.
+    Openai,
+    /// Anthropic: the first message is a user message; system prompts only first.
+    Anthropic,
+    /// Google Gemini: system prompts only first.
+    Gemini,
+    /// AWS Bedrock Converse: Anthropic's rules and strict alternation.
+    Bedrock,
+}
+
+const PROVIDERS: [(&str, Provider); 4] = [
+    ("openai", Provider::Openai),
+    ("anthropic", Provider::Anthropic),
+    ("gemini", Provider::Gemini),
+    ("bedrock", Provider::Bedrock),
+];
+
+/// What to check a history against.
+#[derive(Debug, Clone, Default)]
+pub struct ValidateOptions {
+    format: Option<Format>,
+    provider: Option<Provider>,
+    strict_alternation: bool,
+}
+
+impl ValidateOptions {
+    /// Reads `{format?, provider?, strictAlternation?}` (snake_case accepted);
+    /// `null` gives the defaults.
+    pub fn from_json(v: &Value) -> Result<ValidateOptions> {
+        let mut o = ValidateOptions::default();
+        let Some(map) = v.as_object() else {
+            return match v {
+                Value::Null => Ok(o),
+                other => Err(Error::config(format!(
+                    "validate options: expected an object, got {}",
+                    formats::type_name(other)
+                ))),
+            };
+        };
+        for (key, value) in map {
+            let name = |what: &str, names: &[&str]| {
+                let quoted: Vec<String> = names.iter().map(|n| format!("{n:?}")).collect();
+                Error::config(format!(
+                    "{key}: unknown {what} {value}; expected one of {}",
+                    quoted.join(", ")
+                ))
+            };
+            match key.as_str() {
+                "format" => match value.as_str() {
+                    None | Some("auto") if value.is_null() || value == "auto" => {}
+                    Some(n) => {
+                        o.format = Some(Format::from_name(n).ok_or_else(|| {
+                            name("format", &FORMATS.map(|(n, _)| n))
+                        })?)
+                    }
+                    None => return Err(name("format", &FORMATS.map(|(n, _)| n))),
+                },
+                "provider" => {
+                    o.provider = match value.as_str() {
+                        None if value.is_null() => None,
+                        n => Some(
+                            PROVIDERS
+                                .iter()
+                                .find(|(p, _)| Some(*p) == n)
+                                .map(|(_, p)| *p)
+                                .ok_or_else(|| name("provider", &PROVIDERS.map(|(n, _)| n)))?,
+                        ),
+                    }
+                }
+                "strictAlternation" | "strict_alternation" => {
+                    o.strict_alternation = value.as_bool().ok_or_else(|| {
+                        Error::config(format!("{key}: expected true or false, got {value}"))
+                    })?
+                }
+                other => {
+                    return Err(Error::config(format!(
+                        "validate options: unknown key {other:?}; expected format, provider or strictAlternation"
+                    )))
+                }
+            }
+        }
+        Ok(o)
+    }
+}
+
+/// One broken rule.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Violation {
+    /// The message (item, content) where the rule breaks.
+    pub index: usize,
+    /// A stable code (`MISSING_RESULT`, `ORPHAN_RESULT` …).
+    pub code: &'static str,
+    /// A sentence naming the message, e.g. "messages[14]: tool_use toolu_01 has
+    /// no tool_result in the next user message".
+    pub message: String,
+}
+
+/// The outcome of [`validate`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Validation {
+    /// The detected or forced format.
+    pub format: Format,
+    /// Every broken rule, in message order; empty when the history is valid.
+    pub violations: Vec<Violation>,
+}
+
+/// How a format names a call and its result, and where the result must be.
+struct Words {
+    call: &'static str,
+    result: &'static str,
+    result_place: &'static str,
+}
+
+fn words(format: Format) -> Words {
+    let (call, result, result_place) = match format {
+        Format::Openai | Format::Moltis => (
+            "tool call",
+            "tool message",
+            "right after the assistant message",
+        ),
+        Format::Anthropic => ("tool_use", "tool_result", "in the next user message"),
+        Format::OpenaiResponses => ("function_call", "function_call_output", "after it"),
+        Format::AiSdk => ("tool-call", "tool-result", "in the tool message after it"),
+        Format::AiSdkUi => ("tool part", "output", "in its own part"),
+        Format::Gemini => ("functionCall", "functionResponse", "in the next user turn"),
+    };
+    Words {
+        call,
+        result,
+        result_place,
+    }
+}
+
+/// Checks `input` (a message array or a request object) against the rules of
+/// its format and of `options.provider`.
+pub fn validate(input: &Value, options: &ValidateOptions) -> Result<Validation> {
+    check(input, options)
+}
+
+/// [`validate`] on any JSON reader.
+pub(crate) fn check<'a, N: Node<'a>>(input: N, options: &ValidateOptions) -> Result<Validation> {
+    let doc = formats::open(input, options.format)?;
+    let views = doc.read()?;
+    let format = doc.format;
+    let provider = options.provider.unwrap_or(match format {
+        Format::Anthropic => Provider::Anthropic,
+        Format::Gemini => Provider::Gemini,
+        _ => Provider::Openai,
+    });
+    let mut out = Vec::new();
+    let w = words(format);
+    let mut add = |index: usize, code: &'static str, what: String| {
+        out.push(Violation {
+            index,
+            code,
+            message: format!("messages[{index}]: {what}"),
+        })
+    };
+    // Moltis notices never reach a model.
+    let sent: Vec<usize> = (0..views.len())
+        .filter(|&i| views[i].role != Role::Notice)
+        .collect();
+    let last_turn = last_turn_start(&views);
+    let mut answered = std::collections::HashMap::new();
+    for (i, m) in views.iter().enumerate() {
+        for r in &m.results {
+            match r.call {
+                None => add(
+                    i,
+                    "ORPHAN_RESULT",
+                    format!(
+                        "{} {} answers no {} {}",
+                        w.result,
+                        r.id,
+                        w.call,
+                        match format.results_placement() {
+                            ResultsPlacement::SameMessage => "of this message",
+                            ResultsPlacement::NextUserMessage => "in the message right before it",
+                            ResultsPlacement::FollowingMessages =>
+                                "of the assistant turn before it",
+                        }
+                    ),
+                ),
+                Some((c, _))
+                    if format.results_placement() == ResultsPlacement::NextUserMessage
+                        && c + 1 != i =>
+                {
+                    add(
+                        i,
+                        "ORPHAN_RESULT",
+                        format!(
+                            "{} {} is not in the message right after its {} (messages[{c}])",
+                            w.result, r.id, w.call
+                        ),
+                    )
+                }
+                Some(call) => {
+                    if answered.insert(call, i).is_some() {
+                        add(
+                            i,
+                            "DUPLICATE_RESULT",
+                            format!("{} {} answers its {} a second time", w.result, r.id, w.call),
+                        )
+                    }
+                }
+            }
+        }
+        if m.results_out_of_order {
+            add(
+                i,
+                "RESULT_AFTER_TEXT",
+                format!(
+                    "a {} block follows other content; they must come first",
+                    w.result
+                ),
+            );
+        }
+    }
+    for (i, m) in views.iter().enumerate() {
+        let still_running = !doc.is_request && i >= last_turn;
+        for (k, c) in m.calls.iter().enumerate() {
+            if answered.contains_key(&(i, k)) || still_running {
+                continue;
+            }
+            let (code, what) = if format == Format::AiSdkUi {
+                (
+                    "INCOMPLETE_TOOL_PART",
+                    format!(
+                        "tool part {} ({}) has no output; only the newest message may hold a call still running",
+                        c.id, c.name
+                    ),
+                )
+            } else {
+                (
+                    "MISSING_RESULT",
+                    format!(
+                        "{} {} ({}) has no {} {}",
+                        w.call, c.id, c.name, w.result, w.result_place
+                    ),
+                )
+            };
+            add(i, code, what);
+        }
+    }
+    let role_of = |i: usize| match (views[i].role, format.results_placement()) {
+        (Role::Tool, ResultsPlacement::NextUserMessage) => Role::User,
+        (r, _) => r,
+    };
+    let first = sent
+        .iter()
+        .copied()
+        .find(|&i| views[i].role != Role::System);
+    if matches!(provider, Provider::Anthropic | Provider::Bedrock) {
+        if let Some(i) = first.filter(|&i| role_of(i) != Role::User) {
+            add(
+                i,
+                "FIRST_NOT_USER",
+                "the first message after the system prompt must be a user message".into(),
+            );
+        }
+    }
+    if provider != Provider::Openai {
+        let mut seen_other = false;
+        for &i in &sent {
+            if views[i].role != Role::System {
+                seen_other = true;
+            } else if seen_other {
+                add(
+                    i,
+                    "SYSTEM_IN_MIDDLE",
+                    "a system message after the conversation started; this provider takes system prompts only at the start".into(),
+                );
+            }
+        }
+    }
+    if format == Format::Gemini {
+        for (n, &i) in sent.iter().enumerate() {
+            let after_model = n == 0 || role_of(sent[n - 1]) == Role::Assistant;
+            if !views[i].calls.is_empty() && after_model {
+                add(
+                    i,
+                    "CALL_TURN_POSITION",
+                    "a model turn with functionCall parts must follow a user turn or a functionResponse turn".into(),
+                );
+            }
+        }
+        if let Some(&i) = sent
+            .last()
+            .filter(|&&i| doc.is_request && role_of(i) == Role::Assistant)
+        {
+            add(
+                i,
+                "ENDS_ON_MODEL",
+                "the request ends on a model turn; Gemini answers a user turn".into(),
+            );
+        }
+    }
+    if format == Format::OpenaiResponses {
+        for (i, item) in doc.messages.iter().enumerate() {
+            let reasoning = item.get("type").and_then(Node::as_str) == Some("reasoning");
+            if reasoning && !views.get(i + 1).is_some_and(|v| v.continues) {
+                add(
+                    i,
+                    "REASONING_WITHOUT_FOLLOWER",
+                    "a reasoning item must be followed by the item it produced (a message or a call) of the same turn".into(),
+                );
+            }
+        }
+    }
+    if format != Format::OpenaiResponses {
+        for &i in &sent {
+            let empty_array = doc.messages[i]
+                .get("content")
+                .is_some_and(|c| c.kind() == Kind::Array && c.items().next().is_none());
+            if views[i].is_empty() && (empty_array || format != Format::Openai) {
+                add(i, "EMPTY_MESSAGE", "the message has no content".into());
+            }
+        }
+    }
+    if options.strict_alternation || provider == Provider::Bedrock {
+        let mut before: Option<Role> = None;
+        for &i in &sent {
+            let role = role_of(i);
+            if role == Role::System {
+                continue;
+            }
+            if before == Some(role) && matches!(role, Role::User | Role::Assistant) {
+                add(
+                    i,
+                    "ROLES_NOT_ALTERNATING",
+                    format!("a second {} message in a row", role.label()),
+                );
+            }
+            before = Some(role);
+        }
+    }
+    out.sort_by_key(|v| v.index);
+    Ok(Validation {
+        format,
+        violations: out,
+    })
+}
+
+/// Where the newest turn starts: its calls may still be running in a stored
+/// history (the message with the newest calls, or the first of the items that
+/// continue it).
+fn last_turn_start(views: &[Message<'_>]) -> usize {
+    let Some(mut i) = views
+        .iter()
+        .rposition(|m| !m.has_results() && m.role != Role::Notice)
+    else {
+        return 0;
+    };
+    while i > 0 && views[i].continues {
+        i -= 1;
+    }
+    i
+}
