@@ -290,7 +290,10 @@ fn finish<'a, N: Node<'a>>(
         now: o.now,
         random: o.random_ids.then(|| o.random_seed.unwrap_or_else(entropy)),
     };
-    let output = doc.render(views, &done.outcome.plan, &stamp);
+    let mut output = doc.render(views, &done.outcome.plan, &stamp);
+    if o.merges_turns(doc.format) {
+        output = doc.merge_turns(&done.outcome.plan, output);
+    }
     let system = system_tokens(doc, counter);
     let tokens_before = system + views.iter().map(|v| v.tokens).sum::<u64>();
     // Kept messages reuse their estimate; only new and edited ones are read again.

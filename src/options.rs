@@ -100,6 +100,11 @@ pub struct Options {
     /// Force the message format instead of detecting it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub format: Option<Format>,
+    /// Whether what compaction adds is merged into a neighbouring user message so
+    /// that roles alternate; `None`: the format's default (merge for Anthropic and
+    /// Gemini, keep for the others).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub alternation: Option<Alternation>,
     /// Which tokenizer the estimator imitates.
     pub tokenizer: Profile,
     /// `created_at` (ms) for synthesized Moltis messages.
@@ -122,6 +127,28 @@ pub struct Options {
     pub pin_roles: Vec<String>,
 }
 
+/// What to do when compaction puts two user messages in a row (a marker after a
+/// user message, stubs before one): strict backends reject that.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Alternation {
+    /// Leave them as separate messages.
+    Keep,
+    /// Merge them into one message (Anthropic: text blocks after the
+    /// `tool_result` blocks), so that roles alternate.
+    Merge,
+}
+
+impl Options {
+    /// Whether added messages are merged into their neighbours for `format`.
+    pub(crate) fn merges_turns(&self, format: Format) -> bool {
+        match self.alternation {
+            Some(a) => a == Alternation::Merge,
+            None => format.system_apart(),
+        }
+    }
+}
+
 impl Default for Options {
     fn default() -> Self {
         Options {
@@ -137,6 +164,7 @@ impl Default for Options {
             context_window: 200_000,
             max_tool_result_bytes: 50_000,
             format: None,
+            alternation: None,
             tokenizer: Profile::O200k,
             now: None,
             random_ids: false,
@@ -481,6 +509,19 @@ fn validate(entries: Vec<Entry>) -> Result<ParsedOptions> {
                             names.join(", ")
                         ))
                     })?),
+                }
+            }
+            "alternation" => {
+                o.alternation = match e.string()? {
+                    "auto" => None,
+                    "keep" => Some(Alternation::Keep),
+                    "merge" => Some(Alternation::Merge),
+                    other => {
+                        return Err(Error::config(format!(
+                            "alternation: unknown value {other:?}{}; expected \"keep\", \"merge\" or \"auto\"",
+                            e.here()
+                        )))
+                    }
                 }
             }
             "tokenizer" => {

@@ -4,6 +4,9 @@
 //! adapters as compaction, so a history that validates is one the modes see as
 //! it is meant.
 //!
+//! What lies behind a provider's compaction (an Anthropic `compaction` block,
+//! an OpenAI `compaction` item) is not read by the provider and not checked.
+//!
 //! A request object is about to be sent: its newest calls must be answered and
 //! (Gemini) it must not end on a model turn. A bare array is a stored history:
 //! the calls of its last turn may still be running.
@@ -354,6 +357,10 @@ pub(crate) fn check<'a, N: Node<'a>>(input: N, options: &ValidateOptions) -> Res
             }
             before = Some(role);
         }
+    }
+    // Behind a provider's compaction the provider reads nothing, so nothing there breaks.
+    if let Some(b) = views.iter().rposition(|m| m.boundary) {
+        out.retain(|v| v.index >= b);
     }
     out.sort_by_key(|v| v.index);
     Ok(Validation {

@@ -85,8 +85,11 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use chat_compaction::tokens::{Estimator, Profile, TokenCounter};
-use chat_compaction::{compact_with, options, should_compact_with, Error, ParsedOptions};
-use serde_json::{Map, Value};
+use chat_compaction::{
+    compact_with, options, should_compact_with, validate, Error, Format, ParsedOptions,
+    ValidateOptions,
+};
+use serde_json::{json, Map, Value};
 
 #[path = "common/rules.rs"]
 mod rules;
@@ -590,7 +593,7 @@ fn check_compact(case: &Case<'_>, config: &ParsedOptions, out: &mut Vec<String>)
         .get("format")
         .and_then(Value::as_str)
         .ok_or("fixture: compact cases need \"format\"")?;
-    if !matches!(format, "openai" | "anthropic" | "moltis") {
+    if Format::from_name(format).is_none() {
         return Err(format!("fixture: unknown format {format:?}"));
     }
 
@@ -616,7 +619,18 @@ fn check_compact(case: &Case<'_>, config: &ParsedOptions, out: &mut Vec<String>)
             Err(e) => out.push(format!("a second run failed: {e}")),
         }
     }
-    if let Err(e) = rules::check(format, &result.messages) {
+    let legacy = matches!(format, "openai" | "anthropic" | "moltis");
+    let checked = if legacy {
+        rules::check(format, &result.messages)
+    } else {
+        let opts = ValidateOptions::from_json(&json!({ "format": format })).unwrap_or_default();
+        match validate(&Value::Array(result.messages.clone()), &opts) {
+            Ok(v) if v.violations.is_empty() => Ok(()),
+            Ok(v) => Err(format!("{:?}", v.violations)),
+            Err(e) => Err(e.to_string()),
+        }
+    };
+    if let Err(e) = checked {
         out.push(format!("provider rule broken: {e}"));
     }
     let before = input_messages(&input).len();

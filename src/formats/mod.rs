@@ -293,12 +293,12 @@ impl<'a, N: Node<'a>> Document<'a, N> {
                 Ok(view)
             })
             .collect::<Result<Vec<_>>>()
-            .map(|mut views| {
+            .and_then(|mut views| {
                 if self.format == Format::OpenaiResponses {
-                    responses::link_turns(&mut views);
+                    responses::link_turns(&mut views)?;
                 }
                 crate::message::link_results(&mut views);
-                views
+                Ok(views)
             })
     }
 
@@ -382,6 +382,98 @@ impl<'a, N: Node<'a>> Document<'a, N> {
             }
         }
         out
+    }
+
+    /// Merges each message the compaction added into a user message next to it
+    /// (and two kept user messages the compaction brought together), so that
+    /// user and assistant turns alternate. Results stay first in the merged
+    /// message (Anthropic `tool_result`, Gemini `functionResponse`). Responses
+    /// items have no turns to alternate and are left as they are.
+    pub(crate) fn merge_turns(&self, plan: &Plan, out: Vec<OutputMessage>) -> Vec<OutputMessage> {
+        if self.format == Format::OpenaiResponses {
+            return out;
+        }
+        // The input message each output message comes from (edited or not).
+        let origin: Vec<Option<usize>> = plan
+            .iter()
+            .flat_map(|step| match step {
+                Step::Keep { index, .. } => vec![Some(*index)],
+                Step::Insert(s) => vec![None; self.synthesize(s).len()],
+            })
+            .collect();
+        let key = match self.format {
+            Format::Gemini | Format::AiSdkUi => "parts",
+            _ => "content",
+        };
+        let is_user = |o: &OutputMessage| match o {
+            OutputMessage::Kept(i) => {
+                let role = self.messages[*i].get("role").and_then(Node::as_str);
+                role == Some("user") || (role.is_none() && self.format == Format::Gemini)
+            }
+            OutputMessage::New(v) => v.get("role").and_then(Value::as_str) == Some("user"),
+        };
+        let mut merged: Vec<OutputMessage> = Vec::with_capacity(out.len());
+        let mut last_origin = None;
+        for (o, from) in out.into_iter().zip(origin) {
+            // two user messages the input already had in a row are the caller's own
+            let join = is_user(&o)
+                && merged.last().is_some_and(|prev| {
+                    is_user(prev)
+                        && !matches!((last_origin, from), (Some(a), Some(b)) if a + 1 == b)
+                });
+            last_origin = from;
+            if !join {
+                merged.push(o);
+                continue;
+            }
+            let next = match o {
+                OutputMessage::Kept(i) => self.messages[i].to_value(),
+                OutputMessage::New(v) => v,
+            };
+            let host = match merged.pop() {
+                Some(OutputMessage::Kept(i)) => self.messages[i].to_value(),
+                Some(OutputMessage::New(v)) => v,
+                None => continue,
+            };
+            merged.push(OutputMessage::New(self.join(host, next, key)));
+        }
+        merged
+    }
+
+    /// `a` with the content of `b` appended (texts joined by a blank line when
+    /// both are strings), results first.
+    fn join(&self, mut a: Value, b: Value, key: &str) -> Value {
+        let as_parts = |v: Value| match v {
+            Value::String(text) => {
+                let mut part = Map::new();
+                part.insert("type".into(), "text".into());
+                part.insert("text".into(), text.into());
+                vec![Value::Object(part)]
+            }
+            Value::Array(parts) => parts,
+            _ => Vec::new(),
+        };
+        let (Value::Object(host), Value::Object(mut other)) = (&mut a, b) else {
+            return a;
+        };
+        let theirs = other.remove(key).unwrap_or(Value::Null);
+        let content = match (host.remove(key), theirs) {
+            (Some(Value::String(x)), Value::String(y)) => Value::String(format!("{x}\n\n{y}")),
+            (mine, theirs) => {
+                let mut parts = as_parts(mine.unwrap_or(Value::Null));
+                parts.extend(as_parts(theirs));
+                let is_result = |p: &Value| {
+                    p.get("type").and_then(Value::as_str) == Some("tool_result")
+                        || p.get("functionResponse").is_some()
+                };
+                let (mut results, rest): (Vec<Value>, Vec<Value>) =
+                    parts.into_iter().partition(is_result);
+                results.extend(rest);
+                Value::Array(results)
+            }
+        };
+        host.insert(key.into(), content);
+        a
     }
 
     /// Renders a summarizer's input `plan` as a request for the input's provider:

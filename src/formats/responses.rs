@@ -191,14 +191,30 @@ fn read_content<'a, N: Node<'a>>(item: N, msg: &mut Message<'a>, i: usize) -> Re
 }
 
 /// Marks the items of one assistant turn: an assistant-side item right after
-/// another continues its turn.
-pub(super) fn link_turns(views: &mut [Message<'_>]) {
-    for i in 1..views.len() {
-        let before = &views[i - 1];
-        views[i].continues = views[i].role == Role::Assistant
-            && before.role == Role::Assistant
-            && !before.has_results();
+/// another continues its turn. A call id made twice in one turn is an error, as
+/// it is within one message of the other formats: its outputs could not be told apart.
+pub(super) fn link_turns(views: &mut [Message<'_>]) -> Result<()> {
+    let mut turn: std::collections::HashSet<String> = Default::default();
+    for i in 0..views.len() {
+        if i > 0 {
+            let before = &views[i - 1];
+            views[i].continues = views[i].role == Role::Assistant
+                && before.role == Role::Assistant
+                && !before.has_results();
+        }
+        if !views[i].continues {
+            turn.clear();
+        }
+        for c in &views[i].calls {
+            if !turn.insert(c.id.to_string()) {
+                return Err(Error::input(
+                    format!("messages[{i}].call_id"),
+                    format!("call id {:?} was already made earlier in the same turn; every call needs its own id", c.id),
+                ));
+            }
+        }
     }
+    Ok(())
 }
 
 /// Applies the edits of a kept item to a copy of it.

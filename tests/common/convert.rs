@@ -273,7 +273,14 @@ fn ai_sdk_ui(turns: &[Turn], seed: usize) -> Value {
                     parts.push(Value::Object(p));
                 }
                 match out.last_mut() {
-                    Some(last) if merge_steps && last["role"] == "assistant" => {
+                    Some(last)
+                        if merge_steps
+                            && last["role"] == "assistant"
+                            && !t
+                                .calls
+                                .iter()
+                                .any(|c| last.to_string().contains(&format!("\"{}\"", c.0))) =>
+                    {
                         last["parts"].as_array_mut().unwrap().extend(parts)
                     }
                     _ => out.push(json!({"id": id, "role": "assistant", "parts": parts})),
