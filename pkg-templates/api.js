@@ -20,6 +20,13 @@ export class CompactionError extends Error {
 const MAX_DEPTH = 128;
 /** Longest array read (a sparse `length = 2 ** 32 - 1` would take forever). */
 const MAX_ITEMS = 10_000_000;
+/**
+ * Where a request object keeps its messages, in the order Rust looks for them
+ * (`MESSAGE_KEYS` in src/formats/mod.rs): Chat Completions, Anthropic and the AI
+ * SDK `messages`, OpenAI Responses `input`, Gemini `contents`. The first present wins.
+ */
+const MESSAGE_KEYS = ["messages", "input", "contents"];
+const EXPECTED_INPUT = 'an array of messages or a request object with a "messages" ("input", "contents") array';
 const encoder = new TextEncoder();
 
 // Scratch buffers, reused across calls and grown on demand.
@@ -31,8 +38,10 @@ let nNumbers = 0;
 let nBytes = 0;
 // Byte ranges of short strings (keys, roles, types) already in `bytes` this call.
 let shortStrings = new Map();
-// The history's message array as it was read (a getter may answer a new one each time).
+// The history's message array as it was read (a getter may answer a new one each
+// time): the root array, or per message key of a request object the value written.
 let readMessages;
+let readKeys = new Map();
 // Whether a string with lone UTF-16 surrogates was written (they travel as
 // private-use characters, so ids that differ only there stay different).
 let remapped = false;
@@ -85,8 +94,14 @@ function invalid(message) {
   return new CompactionError("INVALID_INPUT", message);
 }
 
-/** Writes `v` as JSON.stringify would see it (toJSON honoured, undefined and functions skipped). */
-function value(v, depth, path) {
+/** Whether a property value is left out, as JSON.stringify leaves it out. */
+const skipped = (item) => item === undefined || typeof item === "function" || typeof item === "symbol";
+
+/**
+ * Writes `v` as JSON.stringify would see it (toJSON honoured, undefined and
+ * functions skipped). `key` is set for the value of a request's message key.
+ */
+function value(v, depth, path, key) {
   switch (typeof v) {
     case "string":
       word(4);
@@ -114,7 +129,7 @@ function value(v, depth, path) {
       }
       if (depth >= MAX_DEPTH) throw invalid(`${path}: nested deeper than ${MAX_DEPTH} levels; flatten the data or check for a cycle`);
       if (typeof v.toJSON === "function") {
-        value(v.toJSON(), depth + 1, path);
+        value(v.toJSON(), depth + 1, path, key);
         return;
       }
       if (Array.isArray(v)) {
@@ -123,12 +138,14 @@ function value(v, depth, path) {
         word(v.length);
         const endAt = nWords;
         word(0);
-        // Name the message in errors (`messages[3]: …`); deeper levels keep that name.
-        const named = depth === 0 || (depth === 1 && path === "messages");
-        if (named) readMessages = v;
+        // Name the message in errors (`messages[3]: …`, in every format, as the
+        // Rust side names them); deeper levels keep that name.
+        const named = depth === 0 || key !== undefined;
+        if (depth === 0) readMessages = v;
+        else if (named) readKeys.set(key, v);
         for (let i = 0; i < v.length; i++) {
           const item = v[i];
-          if (item === undefined || typeof item === "function" || typeof item === "symbol") word(0);
+          if (skipped(item)) word(0);
           else if (named) message(item, depth + 1, `messages[${i}]`);
           else value(item, depth + 1, path);
         }
@@ -140,11 +157,16 @@ function value(v, depth, path) {
       word(0);
       word(0);
       let count = 0;
-      for (const key of Object.keys(v)) {
-        const item = v[key];
-        if (item === undefined || typeof item === "function" || typeof item === "symbol") continue;
-        string(key);
-        value(item, depth + 1, depth === 0 && key === "messages" ? "messages" : path);
+      for (const k of Object.keys(v)) {
+        const item = v[k];
+        if (skipped(item)) continue;
+        string(k);
+        if (depth === 0 && MESSAGE_KEYS.includes(k)) {
+          if (!readKeys.has(k)) readKeys.set(k, item);
+          value(item, depth + 1, k, k);
+        } else {
+          value(item, depth + 1, path);
+        }
         count++;
       }
       words[countAt] = count;
@@ -179,13 +201,14 @@ function release() {
 
 /**
  * Encodes `input` into the scratch buffers; returns the three views to pass to
- * wasm, the message array as read, and whether lone surrogates were hidden. A
- * call made from inside the caller's getter or toJSON (re-entrant) encodes into
- * buffers of its own and leaves the outer encoding as it was.
+ * wasm, the message array as read, the request key it was read from (undefined
+ * for an array), and whether lone surrogates were hidden. A call made from
+ * inside the caller's getter or toJSON (re-entrant) encodes into buffers of its
+ * own and leaves the outer encoding as it was.
  */
 function tape(input, what) {
   if (input === undefined) {
-    throw invalid(`${what}: expected an array of messages or a request object with a "messages" array, got undefined`);
+    throw invalid(`${what}: expected ${EXPECTED_INPUT}, got undefined`);
   }
   if (encoding) return nested(input, what);
   nWords = 0;
@@ -193,6 +216,7 @@ function tape(input, what) {
   nBytes = 0;
   shortStrings.clear();
   readMessages = undefined;
+  readKeys = new Map();
   remapped = false;
   encoding = true;
   try {
@@ -201,12 +225,16 @@ function tape(input, what) {
     encoding = false;
   }
   const views = [words.subarray(0, nWords), numbers.subarray(0, nNumbers), bytes.subarray(0, nBytes)];
-  return { views, messages: readMessages ?? input, remapped };
+  // A request's messages are under the first message key it has (as wasm reads it).
+  const key = readMessages === undefined ? MESSAGE_KEYS.find((k) => readKeys.has(k)) : undefined;
+  const messages = readMessages ?? (key === undefined ? input : readKeys.get(key));
+  readKeys = new Map();
+  return { views, messages, key, remapped };
 }
 
 /** `tape` while another encoding is under way: fresh buffers, the outer state restored. */
 function nested(input, what) {
-  const outer = [words, numbers, bytes, nWords, nNumbers, nBytes, shortStrings, readMessages, remapped];
+  const outer = [words, numbers, bytes, nWords, nNumbers, nBytes, shortStrings, readMessages, readKeys, remapped];
   words = new Uint32Array(1 << 10);
   numbers = new Float64Array(64);
   bytes = new Uint8Array(1 << 12);
@@ -217,7 +245,7 @@ function nested(input, what) {
     return { ...t, views: t.views.map((v) => v.slice()) };
   } finally {
     encoding = true;
-    [words, numbers, bytes, nWords, nNumbers, nBytes, shortStrings, readMessages, remapped] = outer;
+    [words, numbers, bytes, nWords, nNumbers, nBytes, shortStrings, readMessages, readKeys, remapped] = outer;
   }
 }
 
@@ -318,7 +346,7 @@ function withPins(opts, options, messages) {
 function call(exportFn, history, options, ...rest) {
   let opts = optionsJson(options);
   const [count, check] = counter(options);
-  const { views: [w, n, b], messages, remapped } = tape(history, "input");
+  const { views: [w, n, b], messages, key, remapped } = tape(history, "input");
   opts = withPins(opts, options, messages);
   let envelope;
   try {
@@ -328,11 +356,17 @@ function call(exportFn, history, options, ...rest) {
   }
   check();
   const result = unwrap(envelope);
-  return { result: remapped ? restore(result) : result, messages };
+  return { result: remapped ? restore(result) : result, messages, key };
 }
 
 function isRequest(history) {
   return history !== null && typeof history === "object" && !Array.isArray(history);
+}
+
+/** The key a request object keeps its messages under: the first of MESSAGE_KEYS it has (as the tape sees it). */
+function messageKey(request) {
+  const keys = Object.keys(request);
+  return MESSAGE_KEYS.find((k) => keys.includes(k) && !skipped(request[k]));
 }
 
 // The input messages a result was made from, kept (not enumerable) for `rebase`.
@@ -340,13 +374,14 @@ const COVERED = Symbol("chat-compaction covered messages");
 
 /**
  * The result object: kept messages are the caller's own objects from `source`, a
- * copy of the input's message array that `rebase` compares with later.
+ * copy of the input's message array that `rebase` compares with later; a
+ * request comes back with only its messages (under `key`) replaced.
  */
-function resultOf({ plan, notice, summary, warnings }, history, source) {
+function resultOf({ plan, notice, summary, warnings }, history, source, key) {
   const messages = plan.map((p) => (typeof p === "number" ? source[p] : p));
   const result = { messages, notice, warnings };
   if (summary !== undefined) result.summary = summary;
-  if (isRequest(history)) result.request = { ...history, messages };
+  if (isRequest(history)) result.request = { ...history, [key ?? messageKey(history)]: messages };
   Object.defineProperty(result, COVERED, { value: source });
   return result;
 }
@@ -357,8 +392,8 @@ function resultOf({ plan, notice, summary, warnings }, history, source) {
  * caller's own objects; `history` is never mutated.
  */
 export function compactSync(history, options) {
-  const { result, messages } = call(raw.compactTape, history, options);
-  return resultOf(result, history, messages.slice());
+  const { result, messages, key } = call(raw.compactTape, history, options);
+  return resultOf(result, history, messages.slice(), key);
 }
 
 function optionError(message) {
@@ -397,14 +432,16 @@ class Job {
   constructor(history, options) {
     this.options = optionsJson(options);
     [this.count, this.check] = counter(options);
-    const { views, messages, remapped } = tape(history, "input");
+    const { views, messages, key, remapped } = tape(history, "input");
     try {
       this.tape = views.map((v) => v.slice());
     } finally {
       release();
     }
     this.options = withPins(this.options, options, messages);
-    this.source = messages.slice();
+    // Not an array: wasm reports what is wrong on the first step.
+    this.source = Array.isArray(messages) ? messages.slice() : [];
+    this.key = key;
     this.remapped = remapped;
   }
 
@@ -550,7 +587,7 @@ export async function compact(history, options) {
   let failure;
   for (;;) {
     const step = job.step(replies, failure);
-    if (step.done) return resultOf(step.done, history, job.source);
+    if (step.done) return resultOf(step.done, history, job.source, job.key);
     const { reply, error } = await ask(llm.summarize, (signal) => job.request(step.ask, signal), llm, deadline);
     replies.push(reply);
     failure = error;
@@ -569,9 +606,12 @@ export function rebase(result, currentHistory) {
   if (!Array.isArray(covered) || !Array.isArray(result.messages)) {
     throw invalid("result: expected the object compact() or compactSync() returned (it remembers the messages it covered; a copy or a JSON round trip does not)");
   }
-  const current = isRequest(currentHistory) ? currentHistory.messages : currentHistory;
+  const key = isRequest(currentHistory) ? messageKey(currentHistory) : undefined;
+  const current = key === undefined ? currentHistory : currentHistory[key];
   if (!Array.isArray(current)) {
-    throw invalid(`currentHistory: expected an array of messages or a request object with a "messages" array, got ${describe(currentHistory)}`);
+    const what = (v) => (isRequest(v) ? "an object" : describe(v));
+    const got = key !== undefined ? `a request whose "${key}" is ${what(current)}` : isRequest(currentHistory) ? "an object without any of them" : what(currentHistory);
+    throw invalid(`currentHistory: expected ${EXPECTED_INPUT}, got ${got}`);
   }
   const stale = (message) => new CompactionError("STALE_HISTORY", `${message}; compact the current history again`);
   if (current.length < covered.length) {
@@ -585,21 +625,39 @@ export function rebase(result, currentHistory) {
   const appended = current.slice(covered.length);
   const messages = [...result.messages, ...appended];
   if (appended.length > 0) {
-    // Only the last group of the compacted history can be answered by what follows.
+    // Only the last turn of the compacted history can be answered by what follows.
+    const { format } = result.notice;
     let from = result.messages.length;
-    while (from > 0 && !isPlainTurn(result.messages[from - 1])) from--;
+    while (from > 0 && !isPlainTurn(result.messages[from - 1], format)) from--;
     from = Math.max(0, from - 1);
     const seam = messages.slice(from);
-    call(raw.checkSeamTape, seam, { format: result.notice.format }, result.messages.length - from);
+    call(raw.checkSeamTape, seam, { format }, result.messages.length - from);
   }
-  return isRequest(currentHistory) ? { ...currentHistory, messages } : messages;
+  return key === undefined ? messages : { ...currentHistory, [key]: messages };
 }
 
-/** Whether a message starts a turn (it is not a tool result of some format). */
-function isPlainTurn(m) {
+/**
+ * Whether a message starts a turn in `format`: a person's message, not a tool
+ * result nor one more item of an assistant turn. Walking back to one takes in
+ * every call that a message appended later may answer.
+ */
+function isPlainTurn(m, format) {
   if (m === null || typeof m !== "object") return true;
-  if (m.role === "tool" || m.role === "tool_result" || m.role === "notice") return false;
-  return !(Array.isArray(m.content) && m.content.some((b) => b?.type === "tool_result"));
+  switch (format) {
+    case "openai-responses":
+      // Items of a turn (reasoning, calls, outputs, the reply) follow a user message item.
+      return (m.type === undefined || m.type === "message") && m.role === "user";
+    case "gemini":
+      // A user turn that answers calls holds functionResponse parts (role "function" in older APIs).
+      return m.role !== "model" && m.role !== "function" && !(Array.isArray(m.parts) && m.parts.some((p) => p?.functionResponse !== undefined));
+    case "ai-sdk-ui":
+      // Results live in the calling message's own tool parts: every message stands alone.
+      return true;
+    default:
+      // openai, moltis, ai-sdk (role "tool"), anthropic (tool_result blocks in a user message)
+      if (m.role === "tool" || m.role === "tool_result" || m.role === "notice") return false;
+      return !(Array.isArray(m.content) && m.content.some((b) => b?.type === "tool_result"));
+  }
 }
 
 /**
@@ -623,6 +681,37 @@ export function compactJsonString(json, options) {
 /** Estimated tokens of a text, or of a whole history (array or request object). */
 export function estimateTokens(input, options) {
   return call(raw.estimateTokensTape, input, options).result;
+}
+
+/**
+ * Checks a history (array or request object) against the pairing and ordering
+ * rules its provider enforces with a 400: `{format, violations: [{index, code,
+ * message}]}`, empty when it is valid. `options`: `{format?, provider?,
+ * strictAlternation?}`. A request object is about to be sent, so its newest
+ * calls must be answered; in an array they may still be running.
+ */
+export function validate(history, options) {
+  let opts = "{}";
+  if (options !== undefined && options !== null) {
+    if (typeof options !== "object" || Array.isArray(options)) {
+      const got = Array.isArray(options) ? "an array" : typeof options;
+      throw new CompactionError("INVALID_CONFIG", `options: expected an object {format?, provider?, strictAlternation?}, got ${got}`);
+    }
+    try {
+      opts = JSON.stringify(options);
+    } catch (cause) {
+      throw new CompactionError("INVALID_CONFIG", `options: cannot be read (${cause.message})`, { cause });
+    }
+  }
+  const { views: [w, n, b], remapped } = tape(history, "input");
+  let envelope;
+  try {
+    envelope = raw.validateTape(w, n, b, opts);
+  } finally {
+    release();
+  }
+  const result = unwrap(envelope);
+  return remapped ? restore(result) : result;
 }
 
 /** Whether the next request (history + `pendingText`) reaches the auto-compact threshold. */

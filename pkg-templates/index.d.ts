@@ -4,8 +4,18 @@
 export type Mode = "deterministic" | "recency_preserving" | "structured" | "llm_replace";
 /** Mode spellings accepted on input (Moltis's documented hyphenated aliases included). */
 export type ModeInput = Mode | "recency-preserving" | "llm-replace";
-/** Message formats. */
-export type Format = "openai" | "anthropic" | "moltis";
+/**
+ * Message formats: OpenAI Chat Completions, Anthropic Messages, Moltis sessions,
+ * OpenAI Responses input items, Vercel AI SDK `ModelMessage`s and `UIMessage`s,
+ * Google Gemini `contents`.
+ */
+export type Format = "openai" | "anthropic" | "moltis" | "openai-responses" | "ai-sdk" | "ai-sdk-ui" | "gemini";
+/**
+ * Whether what compaction adds (marker, summary, stubs) joins the neighbouring
+ * message of the same role so that roles alternate (`"merge"`), or stays a
+ * message of its own (`"keep"`).
+ */
+export type Alternation = "keep" | "merge";
 /** Token estimator profiles. */
 export type Tokenizer = "o200k" | "cl100k" | "claude";
 
@@ -91,17 +101,217 @@ export type MoltisMessage =
       [extra: string]: unknown;
     };
 
-/** A message in any supported format. */
-export type Message = OpenAIMessage | AnthropicMessage | MoltisMessage;
+// ---- OpenAI Responses API input items ----------------------------------------------
 
-/** A request object that holds the messages (`{model, messages, …}` or `{system, messages, …}`). */
+/** A content part of a Responses message item. */
+export type ResponsesContentPart =
+  | { type: "input_text" | "output_text"; text: string; [extra: string]: unknown }
+  | { type: "input_image"; image_url?: string; file_id?: string; detail?: "auto" | "low" | "high"; [extra: string]: unknown }
+  | { type: "input_file"; file_id?: string; file_data?: string; filename?: string; [extra: string]: unknown }
+  | { type: "refusal"; refusal: string; [extra: string]: unknown };
+
+/** A message item (`type` may be left out, as in `{role, content}`). */
+export interface ResponsesMessageItem {
+  type?: "message";
+  role: "user" | "assistant" | "system" | "developer";
+  content: string | ResponsesContentPart[];
+  id?: string;
+  status?: string;
+  [extra: string]: unknown;
+}
+/** A function call the model made; answered by a `function_call_output` with the same `call_id`. */
+export interface ResponsesFunctionCallItem {
+  type: "function_call";
+  call_id: string;
+  name: string;
+  /** JSON-encoded arguments. */
+  arguments: string;
+  id?: string;
+  status?: string;
+  [extra: string]: unknown;
+}
+/** The result of a function call. */
+export interface ResponsesFunctionCallOutputItem {
+  type: "function_call_output";
+  call_id: string;
+  output: string | ResponsesContentPart[];
+  id?: string;
+  [extra: string]: unknown;
+}
+/** A custom (free-form input) tool call and its output. */
+export type ResponsesCustomToolItem =
+  | { type: "custom_tool_call"; call_id: string; name: string; input: string; id?: string; [extra: string]: unknown }
+  | { type: "custom_tool_call_output"; call_id: string; output: string | ResponsesContentPart[]; id?: string; [extra: string]: unknown };
+/** Reasoning; `encrypted_content` is opaque and sent back byte for byte. */
+export interface ResponsesReasoningItem {
+  type: "reasoning";
+  id?: string;
+  summary: Array<{ type: "summary_text"; text: string; [extra: string]: unknown }>;
+  encrypted_content?: string | null;
+  [extra: string]: unknown;
+}
+/**
+ * An item of the OpenAI Responses API `input`. Other item types (server-run
+ * tools such as `web_search_call`, `item_reference`, `compaction` …) are kept as
+ * they are.
+ */
+export type ResponsesItem =
+  | ResponsesMessageItem
+  | ResponsesFunctionCallItem
+  | ResponsesFunctionCallOutputItem
+  | ResponsesCustomToolItem
+  | ResponsesReasoningItem
+  | { type: string; [extra: string]: unknown };
+
+/** A Responses API request: the items are `input`, the system prompt `instructions`. */
+export interface ResponsesRequest {
+  input: ResponsesItem[];
+  instructions?: string;
+  [extra: string]: unknown;
+}
+
+// ---- Vercel AI SDK ModelMessage ----------------------------------------------------
+
+/** Binary data of an AI SDK part: base64 or a data URL, bytes, or a URL. */
+export type AiSdkData = string | Uint8Array | ArrayBuffer | URL;
+/** A text part. */
+export interface AiSdkTextPart { type: "text"; text: string; providerOptions?: Record<string, unknown>; [extra: string]: unknown }
+/** An image part. */
+export interface AiSdkImagePart { type: "image"; image: AiSdkData; mediaType?: string; [extra: string]: unknown }
+/** A file part. */
+export interface AiSdkFilePart { type: "file"; data: AiSdkData; mediaType: string; filename?: string; [extra: string]: unknown }
+/** Reasoning (its provider metadata may carry signatures). */
+export interface AiSdkReasoningPart { type: "reasoning"; text: string; providerOptions?: Record<string, unknown>; [extra: string]: unknown }
+/** A tool call in an assistant message. */
+export interface AiSdkToolCallPart { type: "tool-call"; toolCallId: string; toolName: string; input: unknown; providerExecuted?: boolean; [extra: string]: unknown }
+/** A tool result in a tool message (or in the assistant message, for a tool the provider ran). */
+export interface AiSdkToolResultPart {
+  type: "tool-result";
+  toolCallId: string;
+  toolName: string;
+  /** `{type: "text" | "json" | "error-text" | "error-json" | "content" | …, value}`. */
+  output: unknown;
+  [extra: string]: unknown;
+}
+/** A Vercel AI SDK `ModelMessage` (what `generateText` and `streamText` take). */
+export type AiSdkModelMessage =
+  | { role: "system"; content: string; providerOptions?: Record<string, unknown>; [extra: string]: unknown }
+  | { role: "user"; content: string | Array<AiSdkTextPart | AiSdkImagePart | AiSdkFilePart>; providerOptions?: Record<string, unknown>; [extra: string]: unknown }
+  | {
+      role: "assistant";
+      content: string | Array<AiSdkTextPart | AiSdkFilePart | AiSdkReasoningPart | AiSdkToolCallPart | AiSdkToolResultPart | { type: string; [extra: string]: unknown }>;
+      providerOptions?: Record<string, unknown>;
+      [extra: string]: unknown;
+    }
+  | { role: "tool"; content: Array<AiSdkToolResultPart | { type: string; [extra: string]: unknown }>; providerOptions?: Record<string, unknown>; [extra: string]: unknown };
+
+// ---- Vercel AI SDK UIMessage -------------------------------------------------------
+
+/** The state of a tool part: the call, and its result once there is one. */
+export type AiSdkToolState =
+  | "input-streaming"
+  | "input-available"
+  | "approval-requested"
+  | "approval-responded"
+  | "output-available"
+  | "output-error"
+  | "output-denied";
+/** The fields of a tool part: `input` once the call is known, `output` or `errorText` once it ran. */
+export interface AiSdkToolPartFields {
+  toolCallId: string;
+  state: AiSdkToolState;
+  input?: unknown;
+  output?: unknown;
+  errorText?: string;
+  providerExecuted?: boolean;
+  [extra: string]: unknown;
+}
+/** A tool part of a statically known tool (`tool-<name>`). */
+export interface AiSdkUIToolPart extends AiSdkToolPartFields { type: `tool-${string}` }
+/** A tool part of a tool known only at run time. */
+export interface AiSdkUIDynamicToolPart extends AiSdkToolPartFields { type: "dynamic-tool"; toolName: string }
+/** A part of a `UIMessage`. */
+export type AiSdkUIPart =
+  | { type: "text"; text: string; state?: "streaming" | "done"; [extra: string]: unknown }
+  | { type: "reasoning"; text: string; state?: "streaming" | "done"; [extra: string]: unknown }
+  | { type: "file"; mediaType: string; url: string; filename?: string; [extra: string]: unknown }
+  | { type: "step-start"; [extra: string]: unknown }
+  | AiSdkUIToolPart
+  | AiSdkUIDynamicToolPart
+  | { type: string; [extra: string]: unknown };
+/** A Vercel AI SDK `UIMessage` (what `useChat` holds): the call and its result live in one tool part. */
+export interface AiSdkUIMessage {
+  id: string;
+  role: "system" | "user" | "assistant";
+  parts: AiSdkUIPart[];
+  metadata?: unknown;
+  [extra: string]: unknown;
+}
+
+// ---- Google Gemini contents --------------------------------------------------------
+
+/** A part of a Gemini content; any part may carry an opaque `thoughtSignature`, kept with it byte for byte. */
+export type GeminiPart =
+  | { text: string; thought?: boolean; thoughtSignature?: string; [extra: string]: unknown }
+  | { functionCall: { name: string; args?: Record<string, unknown>; id?: string; [extra: string]: unknown }; thoughtSignature?: string; [extra: string]: unknown }
+  | { functionResponse: { name: string; response?: Record<string, unknown>; id?: string; parts?: unknown[]; [extra: string]: unknown }; [extra: string]: unknown }
+  | { inlineData: { mimeType: string; data: string; [extra: string]: unknown }; [extra: string]: unknown }
+  | { fileData: { fileUri: string; mimeType?: string; [extra: string]: unknown }; [extra: string]: unknown }
+  | { [extra: string]: unknown };
+/** A Gemini content (one turn): a model turn's calls are answered by `functionResponse` parts in the next user turn. */
+export interface GeminiContent {
+  role?: "user" | "model";
+  parts: GeminiPart[];
+  [extra: string]: unknown;
+}
+/** A Gemini `generateContent` request: the turns are `contents`, the system prompt `systemInstruction`. */
+export interface GeminiRequest {
+  contents: GeminiContent[];
+  systemInstruction?: string | { parts: GeminiPart[]; role?: string; [extra: string]: unknown };
+  [extra: string]: unknown;
+}
+
+/** A message in any supported format. */
+export type Message =
+  | OpenAIMessage
+  | AnthropicMessage
+  | MoltisMessage
+  | ResponsesItem
+  | AiSdkModelMessage
+  | AiSdkUIMessage
+  | GeminiContent;
+
+/** A request object that holds the messages under `messages` (`{model, messages, …}`, `{system, messages, …}`). */
 export interface RequestWithMessages<M extends Message = Message> {
   messages: M[];
   [extra: string]: unknown;
 }
+/** A request object that holds the items under `input` (OpenAI Responses). */
+export interface RequestWithInput<M extends Message = Message> {
+  input: M[];
+  [extra: string]: unknown;
+}
+/** A request object that holds the turns under `contents` (Gemini). */
+export interface RequestWithContents<M extends Message = Message> {
+  contents: M[];
+  [extra: string]: unknown;
+}
+/**
+ * A request object: the messages are under the first of `messages`, `input`,
+ * `contents` it has; the result's `request` replaces only that key.
+ */
+export type HistoryRequest<M extends Message = Message> = RequestWithMessages<M> | RequestWithInput<M> | RequestWithContents<M>;
+/** The message type of a request object (under the first of `messages`, `input`, `contents`). */
+export type MessagesOf<R> = R extends { messages: Array<infer M> }
+  ? M
+  : R extends { input: Array<infer M> }
+    ? M
+    : R extends { contents: Array<infer M> }
+      ? M
+      : never;
 
 /** What `compact` accepts: a message array or a request object. */
-export type History<M extends Message = Message> = M[] | RequestWithMessages<M>;
+export type History<M extends Message = Message> = M[] | HistoryRequest<M>;
 
 // ---- Summarizer (LLM modes) ------------------------------------------------------
 
@@ -193,6 +403,13 @@ export interface CompactionOptions {
   showSettingsHint?: boolean;
   /** Force the message format instead of detecting it. */
   format?: Format | "auto";
+  /**
+   * Whether the marker, summary and stubs compaction adds join the neighbouring
+   * message of the same role so that roles alternate (`"merge"`, the default for
+   * `anthropic` and `gemini`), or stay messages of their own (`"keep"`, the
+   * default for the other formats); `"auto"` is that default.
+   */
+  alternation?: Alternation | "auto";
   /** Which tokenizer the estimator imitates (default "o200k"). */
   tokenizer?: Tokenizer;
   /** `created_at` (ms) for synthesized Moltis messages; default: that of the messages they replace. */
@@ -260,6 +477,8 @@ export interface EffectiveOptions {
   contextWindow: number;
   maxToolResultBytes: number;
   format?: Format;
+  /** Absent when it follows the format (merge for anthropic and gemini, keep otherwise). */
+  alternation?: Alternation;
   tokenizer: Tokenizer;
   now?: number;
   randomIds: boolean;
@@ -337,7 +556,7 @@ export interface Notice {
 export interface CompactionResult<M extends Message = Message, R = undefined> {
   /** The compacted messages, in the input's format. */
   messages: M[];
-  /** The input request object with only `messages` replaced (request input only). */
+  /** The input request object with only its messages (`messages`, `input` or `contents`) replaced (request input only). */
   request: R;
   notice: Notice;
   /** The summary text, for modes that write one. */
@@ -372,8 +591,8 @@ export declare class CompactionError extends Error {
  * `recency_preserving`); the LLM modes need `compact`. Never mutates the input.
  */
 export declare function compactSync<M extends Message>(history: M[], options?: CompactionOptions): CompactionResult<M>;
-/** Compacts a request object; `request` is the same object with only `messages` replaced. */
-export declare function compactSync<R extends RequestWithMessages>(history: R, options?: CompactionOptions): CompactionResult<R["messages"][number], R>;
+/** Compacts a request object; `request` is the same object with only its messages (`messages`, `input` or `contents`) replaced. */
+export declare function compactSync<R extends HistoryRequest>(history: R, options?: CompactionOptions): CompactionResult<MessagesOf<R>, R>;
 
 /**
  * Compacts with any mode. `structured` and `llm_replace` call `options.summarize`;
@@ -383,7 +602,7 @@ export declare function compactSync<R extends RequestWithMessages>(history: R, o
  * messages the history held when the call started (see `rebase`).
  */
 export declare function compact<M extends Message>(history: M[], options?: CompactionOptions): Promise<CompactionResult<M>>;
-export declare function compact<R extends RequestWithMessages>(history: R, options?: CompactionOptions): Promise<CompactionResult<R["messages"][number], R>>;
+export declare function compact<R extends HistoryRequest>(history: R, options?: CompactionOptions): Promise<CompactionResult<MessagesOf<R>, R>>;
 
 /**
  * The compacted history followed by the messages `currentHistory` gained since the
@@ -393,7 +612,7 @@ export declare function compact<R extends RequestWithMessages>(history: R, optio
  * compacted away. `result` must be the object `compact` or `compactSync` returned.
  */
 export declare function rebase<M extends Message>(result: CompactionResult<M, unknown>, currentHistory: M[]): M[];
-export declare function rebase<R extends RequestWithMessages>(result: CompactionResult<R["messages"][number], unknown>, currentHistory: R): R;
+export declare function rebase<R extends HistoryRequest>(result: CompactionResult<MessagesOf<R>, unknown>, currentHistory: R): R;
 
 /**
  * For callers that already hold the history as JSON text: compacts it and returns the
@@ -406,6 +625,78 @@ export declare function estimateTokens(input: string | History, options?: Compac
 
 /** Whether the next request (history + pending text) reaches the auto-compact threshold. */
 export declare function shouldCompact(history: History, options?: CompactionOptions, pendingText?: string): boolean;
+
+/** The backend a history is checked for, when it adds rules of its own to the format's. */
+export type Provider = "openai" | "anthropic" | "gemini" | "bedrock";
+
+/** What `validate` checks a history against. */
+export interface ValidateOptions {
+  /** Force the message format instead of detecting it. */
+  format?: Format | "auto";
+  /**
+   * The provider's own rules on top of the format's (default: `anthropic` for
+   * Anthropic histories, `gemini` for Gemini, `openai` otherwise; `bedrock` is
+   * Anthropic's rules plus strict alternation).
+   */
+  provider?: Provider;
+  /** user and assistant messages must alternate (ROLES_NOT_ALTERNATING); default false. */
+  strictAlternation?: boolean;
+  /** snake_case spelling of `strictAlternation`. */
+  strict_alternation?: boolean;
+}
+
+/** Stable codes of the rules `validate` checks. */
+export type ViolationCode =
+  /** A tool result that answers no call (of the turn right before it). */
+  | "ORPHAN_RESULT"
+  /** A call answered twice. */
+  | "DUPLICATE_RESULT"
+  /** Anthropic: tool_result blocks after other content in their message. */
+  | "RESULT_AFTER_TEXT"
+  /** A call without its result (in a request, also the newest calls). */
+  | "MISSING_RESULT"
+  /** AI SDK UI: a tool part without output in a message before the newest. */
+  | "INCOMPLETE_TOOL_PART"
+  /** The first message after the system prompt is not a user message. */
+  | "FIRST_NOT_USER"
+  /** A system message after the conversation started (providers that take it only first). */
+  | "SYSTEM_IN_MIDDLE"
+  /** Gemini: a model turn with calls that does not follow a user or functionResponse turn. */
+  | "CALL_TURN_POSITION"
+  /** Gemini: a request that ends on a model turn. */
+  | "ENDS_ON_MODEL"
+  /** OpenAI Responses: a reasoning item not followed by the item it produced. */
+  | "REASONING_WITHOUT_FOLLOWER"
+  /** A message with no content. */
+  | "EMPTY_MESSAGE"
+  /** Two user or two assistant messages in a row (with `strictAlternation` or `bedrock`). */
+  | "ROLES_NOT_ALTERNATING";
+
+/** One broken rule. */
+export interface Violation {
+  /** The index of the message (item, content) where the rule breaks. */
+  index: number;
+  code: ViolationCode;
+  /** A sentence naming the message, e.g. "messages[14]: tool_use toolu_01 (read) has no tool_result in the next user message". */
+  message: string;
+}
+
+/** What `validate` found. */
+export interface Validation {
+  /** The format the history was read as (detected, or forced with `format`). */
+  format: Format;
+  /** Every broken rule, in message order; empty when the history is valid. */
+  violations: Violation[];
+}
+
+/**
+ * Checks a history against the pairing and ordering rules its provider enforces
+ * with a 400. A request object is about to be sent, so its newest calls must be
+ * answered (and a Gemini request must not end on a model turn); in a bare array
+ * the calls of the last turn may still be running. Throws INVALID_INPUT for a
+ * history that cannot be read, INVALID_CONFIG for bad options.
+ */
+export declare function validate(history: History, options?: ValidateOptions): Validation;
 
 /** Effective options and warnings from TOML (`[chat.compaction]` of a moltis.toml, or a bare table). */
 export declare function parseConfig(toml: string): { options: EffectiveOptions; warnings: Warning[] };

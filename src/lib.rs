@@ -292,7 +292,7 @@ fn finish<'a, N: Node<'a>>(
     };
     let mut output = doc.render(views, &done.outcome.plan, &stamp);
     if o.merges_turns(doc.format) {
-        output = doc.merge_turns(&done.outcome.plan, output);
+        output = doc.merge_turns(&done.outcome.plan, output, &plan::window::pinned(views, o));
     }
     let system = system_tokens(doc, counter);
     let tokens_before = system + views.iter().map(|v| v.tokens).sum::<u64>();

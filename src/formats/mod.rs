@@ -389,7 +389,14 @@ impl<'a, N: Node<'a>> Document<'a, N> {
     /// user and assistant turns alternate. Results stay first in the merged
     /// message (Anthropic `tool_result`, Gemini `functionResponse`). Responses
     /// items have no turns to alternate and are left as they are.
-    pub(crate) fn merge_turns(&self, plan: &Plan, out: Vec<OutputMessage>) -> Vec<OutputMessage> {
+    /// A `pinned` message (pinned by the caller, a system message, anything up to
+    /// a provider's compaction) is never merged with another.
+    pub(crate) fn merge_turns(
+        &self,
+        plan: &Plan,
+        out: Vec<OutputMessage>,
+        pinned: &[bool],
+    ) -> Vec<OutputMessage> {
         if self.format == Format::OpenaiResponses {
             return out;
         }
@@ -416,7 +423,11 @@ impl<'a, N: Node<'a>> Document<'a, N> {
         let mut last_origin = None;
         for (o, from) in out.into_iter().zip(origin) {
             // two user messages the input already had in a row are the caller's own
+            let free =
+                |at: Option<usize>| at.is_none_or(|i| !pinned.get(i).copied().unwrap_or(false));
             let join = is_user(&o)
+                && free(from)
+                && free(last_origin)
                 && merged.last().is_some_and(|prev| {
                     is_user(prev)
                         && !matches!((last_origin, from), (Some(a), Some(b)) if a + 1 == b)

@@ -41,7 +41,7 @@
 // shows them whole.
 import { test, after } from "node:test";
 import { readFileSync, readdirSync } from "node:fs";
-import { compactSync, shouldCompact, parseConfig, estimateTokens } from "../../pkg/node.js";
+import { compactSync, shouldCompact, parseConfig, estimateTokens, validate } from "../../pkg/node.js";
 import { checkRules } from "./rules.mjs";
 
 const FIXTURES = new URL("../fixtures/", import.meta.url);
@@ -220,7 +220,14 @@ function occurrences(text, s) {
 }
 
 const roles = (msgs) => msgs.map((m) => (typeof m?.role === "string" ? m.role : "?"));
-const inputMessages = (input) => (Array.isArray(input) ? input : Array.isArray(input?.messages) ? input.messages : []);
+// A request keeps its messages under the first of these keys it has (Chat, Anthropic
+// and AI SDK `messages`, OpenAI Responses `input`, Gemini `contents`).
+const MESSAGE_KEYS = ["messages", "input", "contents"];
+const messageKey = (input) => MESSAGE_KEYS.find((k) => isObject(input) && input[k] !== undefined);
+const inputMessages = (input) => (Array.isArray(input) ? input : Array.isArray(input?.[messageKey(input)]) ? input[messageKey(input)] : []);
+// The formats rules.mjs checks itself; the newer ones are checked with validate().
+const LEGACY_FORMATS = ["openai", "anthropic", "moltis"];
+const FORMATS = [...LEGACY_FORMATS, "openai-responses", "ai-sdk", "ai-sdk-ui", "gemini"];
 const describeError = (e) => (e && typeof e === "object" && "code" in e ? `${e.code}: ${e.message}` : `(no code) ${e?.stack ?? e}`);
 
 // ---- Observing what the JS API does not return ---------------------------------
@@ -643,7 +650,7 @@ function checkCompact(raw, expect, ctx, out, skip) {
   }
   if (typeof raw.format !== "string") fail('fixture: compact cases need "format"');
   const format = raw.format;
-  if (!["openai", "anthropic", "moltis"].includes(format)) fail(`fixture: unknown format ${show(format)}`);
+  if (!FORMATS.includes(format)) fail(`fixture: unknown format ${show(format)}`);
 
   // Invariants.
   const serialized = JSON.stringify(result);
@@ -659,7 +666,11 @@ function checkCompact(raw, expect, ctx, out, skip) {
     if (!same(input, pristine)) out.push("the input was mutated by the second run");
   }
   try {
-    checkRules(format, result.messages);
+    if (LEGACY_FORMATS.includes(format)) checkRules(format, result.messages);
+    else {
+      const { violations } = validate(result.messages, { format });
+      if (violations.length > 0) throw new Error(show(violations));
+    }
   } catch (e) {
     out.push(`provider rule broken: ${e.message}`);
   }
@@ -849,7 +860,7 @@ function checkCompactKey(key, want, { doc, msgs, inputs, input, result }) {
       if (typeof want !== "boolean") fail("fixture: requestFieldsKept must be a boolean");
       const r = result.request;
       if (want && r !== undefined) {
-        const expected = isObject(input) ? { ...input, messages: msgs } : input;
+        const expected = isObject(input) ? { ...input, [messageKey(input)]: msgs } : input;
         if (!same(r, expected)) fail(`request differs from the input beyond messages: ${short(show(r))}`);
       } else if (want) {
         fail("the result has no request");

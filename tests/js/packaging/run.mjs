@@ -68,7 +68,7 @@ function okLine(result, what) {
 }
 
 function brief(summary) {
-  return `deterministic ${summary.deterministic}, recency_preserving ${summary.recency_preserving}, structured ${summary.structured} (streamed, rebased)`;
+  return `deterministic ${summary.deterministic}, recency_preserving ${summary.recency_preserving}, structured ${summary.structured} (streamed, rebased), gemini ${summary.gemini} (validated)`;
 }
 
 let work;
@@ -394,7 +394,12 @@ runtime("cli-npx", () => {
   if (!/^\d+$/.test(est) || Number(est) < 1000) throw new Error(`estimate printed ${JSON.stringify(est)}`);
   const bad = run("npx", ["--no", "chat-compaction", "compact", "missing.json"], { cwd: dir, allowFail: true });
   if (bad.code === 0) throw new Error("compact of a missing file exited 0");
-  return `npx chat-compaction compact → ${out.length} messages on stdout, notice on stderr; estimate → ${est}; missing file → exit ${bad.code}`;
+  const valid = run("npx", ["--no", "chat-compaction", "validate", "sample.json"], { cwd: dir, allowFail: true });
+  if (valid.code !== 0 || valid.stdout !== `valid (openai, ${sample.length} messages)\n`) throw new Error(`validate of the sample: exit ${valid.code}\n${tail(valid.stdout)}${tail(valid.stderr)}`);
+  writeFileSync(join(dir, "broken.json"), JSON.stringify([...sample, { role: "tool", tool_call_id: "nope", content: "x" }]));
+  const invalid = run("npx", ["--no", "chat-compaction", "validate", "broken.json"], { cwd: dir, allowFail: true });
+  if (invalid.code !== 1 || !invalid.stdout.startsWith(`messages[${sample.length}] ORPHAN_RESULT: `)) throw new Error(`validate of a broken file: exit ${invalid.code}\n${tail(invalid.stdout)}${tail(invalid.stderr)}`);
+  return `npx chat-compaction compact → ${out.length} messages on stdout, notice on stderr; estimate → ${est}; missing file → exit ${bad.code}; validate → exit 0 / exit 1 with ORPHAN_RESULT`;
 });
 
 // ---------------------------------------------------------------------------------------

@@ -18,7 +18,7 @@ const MODES = [
  * Returns a short summary; throws on the first failed check.
  */
 export async function runChecks(api, sample) {
-  for (const name of ["compactSync", "compact", "rebase", "compactJsonString", "estimateTokens", "shouldCompact", "parseConfig", "CompactionError"]) {
+  for (const name of ["compactSync", "compact", "rebase", "compactJsonString", "estimateTokens", "shouldCompact", "parseConfig", "validate", "CompactionError"]) {
     assert(typeof api[name] === "function", `export ${name} is a function (got ${typeof api[name]})`);
   }
   const { compactSync, compact, estimateTokens, shouldCompact, parseConfig, CompactionError } = api;
@@ -64,6 +64,33 @@ export async function runChecks(api, sample) {
   assert(rr.notice.tokensAfter < rr.notice.tokensBefore, "request object: old tool output pruned");
   assert(request.messages === messages && messages.length === 15, "request object: input left unchanged");
   checkRules("anthropic", rr.messages);
+
+  // A newer format: Gemini contents in a request keyed `contents`, compacted and validated.
+  const contents = [{ role: "user", parts: [{ text: "Plan my week: the weather for each day." }] }];
+  for (let i = 0; i < 8; i++) {
+    contents.push(
+      { role: "model", parts: [{ functionCall: { name: "get_weather", args: { day: i } }, thoughtSignature: `sig${i}_${"QUJD".repeat(30)}` }] },
+      { role: "user", parts: [{ functionResponse: { name: "get_weather", response: { forecast: "sunny and warm ".repeat(80) } } }] },
+      { role: "model", parts: [{ text: `Day ${i} will be sunny.` }] },
+      { role: "user", parts: [{ text: `And day ${i + 1}?` }] },
+    );
+  }
+  const gemini = { systemInstruction: { parts: [{ text: "Be brief." }] }, contents, generationConfig: { temperature: 0 } };
+  const geminiBefore = JSON.stringify(gemini);
+  const gr = compactSync(gemini, { mode: "recency_preserving", contextWindow: 2000 });
+  assert(gr.notice.format === "gemini", `gemini: detected (got ${gr.notice.format})`);
+  assert(gr.request && gr.request.contents === gr.messages && !("messages" in gr.request), "gemini: request.contents replaced, no messages key added");
+  assert(JSON.stringify(Object.keys(gr.request)) === JSON.stringify(Object.keys(gemini)), "gemini: same keys in order");
+  assert(gr.notice.messagesAfter < gr.notice.messagesBefore, `gemini: ${gr.notice.messagesBefore} → ${gr.notice.messagesAfter} turns`);
+  assert(gr.messages.at(-1) === contents.at(-1), "gemini: the newest turn is the caller's own object");
+  assert(JSON.stringify(gemini) === geminiBefore, "gemini: input left unchanged");
+  const checked = api.validate(gr.request);
+  assert(checked.format === "gemini" && checked.violations.length === 0, `gemini: the result validates: ${JSON.stringify(checked.violations)}`);
+  const endsOnModel = api.validate({ contents: contents.slice(0, -1) });
+  assert(endsOnModel.violations.length === 1 && endsOnModel.violations[0].code === "ENDS_ON_MODEL" && endsOnModel.violations[0].index === contents.length - 2, `validate: ENDS_ON_MODEL (got ${JSON.stringify(endsOnModel.violations)})`);
+  const reasoningLast = api.validate({ model: "gpt-5", input: [{ role: "user", content: "hi" }, { type: "reasoning", id: "rs_1", summary: [], encrypted_content: "gAAAA" }] });
+  assert(reasoningLast.format === "openai-responses" && reasoningLast.violations[0]?.code === "REASONING_WITHOUT_FOLLOWER", `validate: REASONING_WITHOUT_FOLLOWER (got ${JSON.stringify(reasoningLast)})`);
+  summary.gemini = `${gr.notice.messagesBefore}→${gr.notice.messagesAfter} turns`;
 
   // The LLM modes: an async summarizer that streams, a fallback, rebase.
   const headings = ["## Goal", "## Constraints & Preferences", "## Progress", "### Done", "### In Progress", "### Blocked", "## Key Decisions", "## Relevant Files", "## Next Steps", "## Critical Context"];

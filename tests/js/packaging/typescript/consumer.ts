@@ -8,8 +8,18 @@ import {
   parseConfig,
   rebase,
   shouldCompact,
+  validate,
   CompactionError,
+  type AiSdkModelMessage,
+  type AiSdkUIMessage,
   type AnthropicRequest,
+  type Format,
+  type GeminiContent,
+  type GeminiRequest,
+  type ResponsesItem,
+  type ResponsesRequest,
+  type Validation,
+  type ViolationCode,
   type CompactionOptions,
   type CompactionResult,
   type ErrorCode,
@@ -119,7 +129,54 @@ async function manualInit(bytes: Uint8Array, module: WebAssembly.Module): Promis
   compactSyncAfterInit(history);
 }
 
+// The newer formats: request objects keep their own message key.
+const responses: ResponsesRequest = {
+  model: "gpt-5",
+  instructions: "Be brief.",
+  input: [
+    { role: "user", content: "Weather in Paris?" },
+    { type: "reasoning", id: "rs_1", summary: [], encrypted_content: "gAAAA" },
+    { type: "function_call", call_id: "call_1", name: "weather", arguments: '{"city":"Paris"}' },
+    { type: "function_call_output", call_id: "call_1", output: "sunny" },
+    { type: "web_search_call", id: "ws_1", status: "completed" },
+  ],
+};
+const fromResponses = compactSync(responses, { mode: "recency_preserving", alternation: "keep" });
+const items: ResponsesItem[] = fromResponses.request.input;
+const gemini: GeminiRequest = {
+  systemInstruction: { parts: [{ text: "Be brief." }] },
+  contents: [
+    { role: "user", parts: [{ text: "Weather in Paris?" }] },
+    { role: "model", parts: [{ functionCall: { name: "weather", args: { city: "Paris" } }, thoughtSignature: "c2ln" }] },
+    { role: "user", parts: [{ functionResponse: { name: "weather", response: { sky: "sunny" } } }] },
+  ],
+};
+const fromGemini = compactSync(gemini, { format: "gemini", alternation: "merge" });
+const turns: GeminiContent[] = fromGemini.request.contents;
+const rebasedGemini: GeminiRequest = rebase(fromGemini, gemini);
+const ui: AiSdkUIMessage[] = [
+  { id: "u1", role: "user", parts: [{ type: "text", text: "Weather?" }] },
+  { id: "a1", role: "assistant", parts: [{ type: "tool-weather", toolCallId: "c1", state: "output-available", input: {}, output: { sky: "sunny" } }, { type: "dynamic-tool", toolName: "lookup", toolCallId: "c2", state: "output-error", input: {}, errorText: "down" }] },
+];
+const fromUi: CompactionResult<AiSdkUIMessage> = compactSync(ui, { format: "ai-sdk-ui" });
+const model: AiSdkModelMessage[] = [
+  { role: "user", content: "Weather?" },
+  { role: "assistant", content: [{ type: "tool-call", toolCallId: "c1", toolName: "weather", input: {} }] },
+  { role: "tool", content: [{ type: "tool-result", toolCallId: "c1", toolName: "weather", output: { type: "text", value: "sunny" } }] },
+];
+const checked: Validation = validate(model, { format: "ai-sdk", provider: "anthropic", strictAlternation: true });
+const codes: ViolationCode[] = checked.violations.map((v) => v.code);
+const where: number[] = checked.violations.map((v) => v.index);
+const detected: Format = validate(gemini).format;
+validate(responses, { provider: "bedrock", strict_alternation: false });
+
 // Wrong option types are rejected.
+// @ts-expect-error "mistral" is not a provider validate knows
+validate(model, { provider: "mistral" });
+// @ts-expect-error alternation is "keep" or "merge"
+compactSync(history, { alternation: "always" });
+// @ts-expect-error not a violation code
+const badCode: ViolationCode = "NOPE";
 // @ts-expect-error protectHead must be a number
 compactSync(history, { protectHead: "3" });
 // @ts-expect-error "fast" is not a mode
@@ -136,3 +193,4 @@ compact(history, { mode: "structured", summarize: () => 42 });
 const notANumber: number = shouldCompact(history);
 
 export { firstRole, text, after, system, sameMessages, asyncUse, llmUse, tokens, due, protectHead, warningCodes, isError, manualInit, notANumber };
+export { items, turns, rebasedGemini, fromUi, codes, where, detected, badCode };

@@ -1,0 +1,308 @@
+// The newer formats through the built package: OpenAI Responses items (request key
+// `input`), AI SDK ModelMessages and UIMessages (`messages`), Gemini contents
+// (`contents`). Compaction results validate, keep the caller's own objects and the
+// opaque fields providers need back, come back under the request's own key, and
+// `rebase` splices what came meanwhile; `validate` finds each broken rule.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { isDeepStrictEqual } from "node:util";
+import { compact, compactSync, rebase, validate, CompactionError } from "../../pkg/node.js";
+import { FORMATS, opaque } from "./histories.mjs";
+
+const WINDOW = 2000;
+// UIMessages hold a call and its result in one message: more rounds to fill the window.
+const ROUNDS = { "openai-responses": 10, "ai-sdk": 10, "ai-sdk-ui": 25, gemini: 10 };
+const OPAQUE_KEYS = new Set(["encrypted_content", "thoughtSignature", "signature"]);
+
+/** Every opaque value (encrypted reasoning, thought signatures) anywhere in `v`. */
+function opaqueValues(v, out = []) {
+  if (Array.isArray(v)) v.forEach((x) => opaqueValues(x, out));
+  else if (v !== null && typeof v === "object") {
+    for (const [k, x] of Object.entries(v)) {
+      if (OPAQUE_KEYS.has(k) && typeof x === "string") out.push(x);
+      else opaqueValues(x, out);
+    }
+  }
+  return out;
+}
+
+/** The `step` a message's tool call carries (in its input, args or JSON arguments), if any. */
+function stepOf(v) {
+  if (typeof v === "string" && v.startsWith("{")) {
+    try {
+      return stepOf(JSON.parse(v));
+    } catch {
+      return undefined;
+    }
+  }
+  if (v === null || typeof v !== "object") return undefined;
+  if (!Array.isArray(v) && typeof v.step === "number") return v.step;
+  for (const x of Object.values(v)) {
+    const s = stepOf(x);
+    if (s !== undefined) return s;
+  }
+  return undefined;
+}
+
+/** The input message a (possibly edited) output message stands for: the same `id`, or the same call step and role. */
+function counterpart(history, m) {
+  if (history.includes(m)) return m;
+  if (typeof m.id === "string") return history.find((h) => h.id === m.id);
+  const step = stepOf(m);
+  if (step === undefined) return undefined;
+  return history.find((h) => h.role === m.role && h.type === m.type && stepOf(h) === step);
+}
+
+/**
+ * The checks every compaction result of a new format must pass: kept messages are
+ * the caller's own objects (no copies of unchanged ones), opaque values come back
+ * byte-identical with their message, none is made up or cut.
+ */
+function checkKeptAndOpaque(history, messages, what) {
+  const inputOpaque = new Set(opaqueValues(history));
+  for (const [i, m] of messages.entries()) {
+    if (!history.includes(m)) {
+      assert.ok(!history.some((h) => isDeepStrictEqual(h, m)), `${what}: messages[${i}] is a copy of an unchanged input message, not the caller's own object`);
+    }
+    for (const value of opaqueValues(m)) {
+      assert.ok(inputOpaque.has(value), `${what}: messages[${i}] holds an opaque value that is not byte-identical to one of the input: ${value.slice(0, 40)}…`);
+    }
+    const source = counterpart(history, m);
+    if (source !== undefined) {
+      assert.deepEqual(opaqueValues(m), opaqueValues(source), `${what}: messages[${i}] kept the opaque values of the message it stands for`);
+    }
+  }
+}
+
+for (const [format, spec] of Object.entries(FORMATS)) {
+  test(`${format}: compaction results validate, keep the caller's objects and opaque fields, and use the request's key`, () => {
+    const history = spec.history(ROUNDS[format]);
+    assert.deepEqual(validate(history), { format, violations: [] }, "the hand-written input is valid and detected");
+    for (const input of [history, spec.request(history)]) {
+      const pristine = structuredClone(input);
+      for (const mode of ["recency_preserving", "deterministic"]) {
+        const options = { mode, contextWindow: WINDOW };
+        const what = `${format} ${mode} ${Array.isArray(input) ? "array" : "request"}`;
+        const r = compactSync(input, options);
+        assert.deepEqual(input, pristine, `${what}: the input is not mutated`);
+        assert.equal(r.notice.format, format, `${what}: detected`);
+        assert.equal(r.notice.mode, mode);
+        assert.equal(r.notice.messagesBefore, history.length);
+        assert.equal(r.notice.messagesAfter, r.messages.length);
+        assert.ok(r.notice.messagesAfter < r.notice.messagesBefore, `${what}: fewer messages (${r.notice.messagesBefore} → ${r.notice.messagesAfter})`);
+        assert.ok(r.notice.tokensAfter < r.notice.tokensBefore, `${what}: fewer tokens`);
+        // A request is about to be sent: its newest calls must be answered too.
+        const sent = r.request ?? r.messages;
+        assert.deepEqual(validate(sent, { format }).violations, [], `${what}: the result validates`);
+        if (Array.isArray(input)) {
+          assert.equal(r.request, undefined, `${what}: no request for an array`);
+        } else {
+          assert.deepEqual(Object.keys(r.request), Object.keys(input), `${what}: the request's keys, in order`);
+          assert.equal(r.request[spec.key], r.messages, `${what}: request.${spec.key} is the result's messages`);
+          for (const k of Object.keys(input)) if (k !== spec.key) assert.equal(r.request[k], input[k], `${what}: request.${k} kept`);
+        }
+        checkKeptAndOpaque(history, r.messages, what);
+        if (mode === "recency_preserving") {
+          const own = r.messages.filter((m) => history.includes(m));
+          assert.ok(own.length >= 10, `${what}: ${own.length} messages kept as the caller's own objects`);
+          assert.equal(r.messages.at(-1), history.at(-1), `${what}: the newest message is the caller's own object`);
+          assert.ok(opaqueValues(r.messages).length >= 3, `${what}: opaque values of kept messages are there`);
+        }
+        assert.equal(JSON.stringify(compactSync(input, options)), JSON.stringify(r), `${what}: the same output again`);
+      }
+    }
+  });
+}
+
+test("compact() (the async path, an LLM mode) reads and answers under the request's key", async () => {
+  const summary = ["## Goal", "## Constraints & Preferences", "## Progress", "### Done", "### In Progress", "### Blocked", "## Key Decisions", "## Relevant Files", "## Next Steps", "## Critical Context"]
+    .map((h) => (h === "## Progress" ? h : `${h}\n(none)`))
+    .join("\n");
+  for (const [format, spec] of Object.entries(FORMATS)) {
+    const history = spec.history(ROUNDS[format]);
+    const request = spec.request(history);
+    const pristine = structuredClone(request);
+    let asked;
+    const r = await compact(request, { mode: "structured", contextWindow: WINDOW, summarize: (req) => { asked = req; return summary; } });
+    assert.deepEqual(request, pristine, `${format}: the input is not mutated`);
+    assert.equal(r.notice.mode, "structured", `${format}: ${r.notice.fallback?.reason}`);
+    assert.equal(r.notice.format, format);
+    assert.equal(r.request[spec.key], r.messages, `${format}: request.${spec.key}`);
+    assert.deepEqual(Object.keys(r.request), Object.keys(request));
+    assert.deepEqual(validate(r.request, { format }).violations, [], `${format}: the structured result validates`);
+    assert.ok(r.messages.some((m) => history.includes(m)), `${format}: the caller's own objects are kept`);
+    assert.ok(asked.messages.some((m) => history.includes(m)), `${format}: the summarizer gets the caller's own objects`);
+  }
+});
+
+test("a request keyed input or contents: pins, errors naming the message, and a non-array value", async () => {
+  const gemini = FORMATS.gemini.request(FORMATS.gemini.history(10));
+  // A model turn of the middle (a user turn next to the marker would take the marker in, alternation merge).
+  const pinned = gemini.contents[7];
+  assert.equal(compactSync(gemini, { mode: "recency_preserving", contextWindow: WINDOW }).messages.includes(pinned), false, "elided unless pinned");
+  for (const pin of [(m) => m === pinned, [7]]) {
+    const r = compactSync(gemini, { mode: "recency_preserving", contextWindow: WINDOW, pin });
+    assert.ok(r.messages.includes(pinned), `a pin (${typeof pin}) on a contents turn keeps the caller's object`);
+  }
+  const items = FORMATS["openai-responses"].history(3);
+  const bad = { model: "gpt-5", input: [...items.slice(0, 2), { role: "user", content: "x", n: 1n }] };
+  assert.throws(() => compactSync(bad), (e) => e instanceof CompactionError && e.code === "INVALID_INPUT" && e.message.startsWith("messages[2]: a BigInt"));
+  for (const request of [{ model: "gpt-5", input: "hello" }, { contents: { role: "user" } }]) {
+    assert.throws(() => compactSync(request), { code: "INVALID_INPUT" });
+    await assert.rejects(compact(request), { code: "INVALID_INPUT" });
+    assert.throws(() => validate(request), { code: "INVALID_INPUT" });
+  }
+  await assert.rejects(compact({ model: "gpt-5" }), (e) => e.code === "INVALID_INPUT" && /"messages" \("input", "contents"\)/.test(e.message));
+  // `messages` wins over `input`, as in Rust.
+  const both = { messages: [{ role: "user", content: "a" }, { role: "assistant", content: "b" }], input: items };
+  const r = compactSync(both, { mode: "deterministic" });
+  assert.equal(r.request.messages, r.messages);
+  assert.equal(r.request.input, items);
+});
+
+test("the alternation option reaches the core: Gemini merges the marker by default, keeps it apart on request", () => {
+  const history = FORMATS.gemini.history(10);
+  const merged = compactSync(history, { mode: "recency_preserving", contextWindow: WINDOW });
+  const kept = compactSync(history, { mode: "recency_preserving", contextWindow: WINDOW, alternation: "keep" });
+  assert.deepEqual(merged.warnings.concat(kept.warnings).filter((w) => w.code === "UNKNOWN_OPTION"), []);
+  assert.deepEqual(validate(merged.messages, { strictAlternation: true }).violations, [], "merge: roles alternate");
+  assert.equal(kept.messages.length, merged.messages.length + 1, "keep: the marker is a turn of its own");
+  assert.deepEqual(validate(kept.messages).violations, []);
+});
+
+// ---- rebase ------------------------------------------------------------------------------
+
+/** A model reply and a user question in each format, to append while a compaction runs. */
+const TURNS = {
+  "openai-responses": () => [
+    { type: "message", role: "assistant", content: [{ type: "output_text", text: "Anything else?" }] },
+    { role: "user", content: "One more thing: a museum pass." },
+  ],
+  "ai-sdk": () => [{ role: "assistant", content: "Anything else?" }, { role: "user", content: "One more thing: src/g.ts." }],
+  "ai-sdk-ui": () => [
+    { id: "a_new", role: "assistant", parts: [{ type: "text", text: "Anything else?" }] },
+    { id: "u_new", role: "user", parts: [{ type: "text", text: "One more thing: Oslo." }] },
+  ],
+  gemini: () => [{ role: "model", parts: [{ text: "Anything else?" }] }, { role: "user", parts: [{ text: "One more thing: Sunday." }] }],
+};
+
+for (const [format, spec] of Object.entries(FORMATS)) {
+  test(`${format}: rebase splices the messages that came meanwhile, under the request's key`, () => {
+    const history = spec.history(ROUNDS[format]);
+    const request = spec.request(history);
+    const r = compactSync(request, { mode: "recency_preserving", contextWindow: WINDOW });
+    const added = TURNS[format]();
+    const current = { ...request, [spec.key]: [...history, ...added] };
+    const next = rebase(r, current);
+    assert.deepEqual(Object.keys(next), Object.keys(request));
+    assert.deepEqual(next[spec.key], [...r.messages, ...added]);
+    assert.equal(next[spec.key].at(-1), added.at(-1), "the appended messages are the caller's objects");
+    for (const k of Object.keys(request)) if (k !== spec.key) assert.equal(next[k], request[k]);
+    assert.deepEqual(validate(next, { format }).violations, []);
+    assert.deepEqual(rebase(compactSync(history, { mode: "recency_preserving", contextWindow: WINDOW }), [...history, ...added]), next[spec.key], "an array gives an array");
+    const edited = { ...current, [spec.key]: current[spec.key].map((m, i) => (i === 5 ? { ...m, edited: true } : m)) };
+    assert.throws(() => rebase(r, edited), (e) => e.code === "STALE_HISTORY" && /messages\[5\] changed/.test(e.message));
+  });
+}
+
+test("rebase: results of calls still running when the compaction started attach to them (every format)", () => {
+  const cases = {
+    // Two parallel calls of one turn; one output came before the compaction, one after.
+    "openai-responses": [
+      [
+        { role: "user", content: "Book both hotels." },
+        { type: "reasoning", id: "rs_x", summary: [], encrypted_content: opaque("gAAAAB", 99) },
+        { type: "function_call", id: "fc_a", call_id: "call_a", name: "book", arguments: '{"hotel":"A"}' },
+        { type: "function_call", id: "fc_b", call_id: "call_b", name: "book", arguments: '{"hotel":"B"}' },
+        { type: "function_call_output", call_id: "call_b", output: "booked B" },
+      ],
+      [{ type: "function_call_output", call_id: "call_a", output: "booked A" }],
+    ],
+    "ai-sdk": [
+      [
+        { role: "user", content: "Read src/g.ts." },
+        { role: "assistant", content: [{ type: "tool-call", toolCallId: "tc_x", toolName: "readFile", input: { path: "src/g.ts" } }] },
+      ],
+      [{ role: "tool", content: [{ type: "tool-result", toolCallId: "tc_x", toolName: "readFile", output: { type: "text", value: "export {}" } }] }],
+    ],
+    gemini: [
+      [
+        { role: "user", parts: [{ text: "And Sunday?" }] },
+        { role: "model", parts: [{ functionCall: { name: "get_weather", args: { day: "sunday" } }, thoughtSignature: opaque("CiQB", 99) }] },
+      ],
+      [{ role: "user", parts: [{ functionResponse: { name: "get_weather", response: { forecast: "rain" } } }] }],
+    ],
+  };
+  for (const [format, [running, results]] of Object.entries(cases)) {
+    const spec = FORMATS[format];
+    const history = [...spec.history(ROUNDS[format]), ...running];
+    const request = spec.request(history);
+    assert.deepEqual(validate(history).violations, [], `${format}: a stored history may end while its tools run`);
+    assert.equal(validate(request).violations[0]?.code, "MISSING_RESULT", `${format}: a request about to be sent may not`);
+    const r = compactSync(request, { mode: "recency_preserving", contextWindow: WINDOW });
+    for (const m of running) assert.ok(r.messages.includes(m), `${format}: the running turn is kept as it is`);
+    const next = rebase(r, { ...request, [spec.key]: [...history, ...results] });
+    assert.deepEqual(next[spec.key].slice(-results.length), results);
+    assert.deepEqual(validate(next, { format }).violations, [], `${format}: the rebased request validates`);
+    // deterministic compacts the running call away: its result has nothing to attach to.
+    const gone = compactSync(running, { mode: "deterministic" });
+    assert.throws(() => rebase(gone, [...running, ...results]), (e) => e.code === "STALE_HISTORY" && /answers tool call/.test(e.message), `${format}: STALE_HISTORY`);
+  }
+});
+
+// ---- validate --------------------------------------------------------------------------------
+
+test("validate finds the broken rule of each format, with its code and index", () => {
+  const user = { role: "user", content: "hi" };
+  const cases = [
+    // [name, history, options, expected [index, code] pairs]
+    ["openai: a tool message answering no call", [user, { role: "assistant", content: "ok" }, { role: "tool", tool_call_id: "nope", content: "x" }], {}, [[2, "ORPHAN_RESULT"]]],
+    ["openai-responses: an output answering no call", [user, { type: "function_call_output", call_id: "nope", output: "x" }], {}, [[1, "ORPHAN_RESULT"]]],
+    ["ai-sdk: a tool-result answering no call", [user, { role: "assistant", content: "ok" }, { role: "tool", content: [{ type: "tool-result", toolCallId: "nope", toolName: "t", output: { type: "text", value: "x" } }] }], {}, [[2, "ORPHAN_RESULT"]]],
+    ["gemini: a functionResponse answering no call", [{ role: "user", parts: [{ text: "hi" }] }, { role: "model", parts: [{ text: "ok" }] }, { role: "user", parts: [{ functionResponse: { name: "f", response: {} } }] }], {}, [[2, "ORPHAN_RESULT"]]],
+    ["anthropic: a tool_result answering no call", [user, { role: "assistant", content: "ok" }, { role: "user", content: [{ type: "tool_result", tool_use_id: "nope", content: "x" }] }], {}, [[2, "ORPHAN_RESULT"]]],
+    ["openai-responses: a request whose newest call is unanswered", { model: "gpt-5", input: [user, { type: "function_call", call_id: "c1", name: "f", arguments: "{}" }] }, {}, [[1, "MISSING_RESULT"]]],
+    ["ai-sdk: a request whose newest call is unanswered", { model: "m", messages: [user, { role: "assistant", content: [{ type: "tool-call", toolCallId: "c1", toolName: "f", input: {} }] }] }, {}, [[1, "MISSING_RESULT"]]],
+    ["openai: a request whose newest call is unanswered", { model: "gpt-4o", messages: [user, { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: "{}" } }] }] }, {}, [[1, "MISSING_RESULT"]]],
+    ["gemini: a request ending on a model turn", { contents: [{ role: "user", parts: [{ text: "hi" }] }, { role: "model", parts: [{ text: "hello" }] }] }, {}, [[1, "ENDS_ON_MODEL"]]],
+    ["gemini: a request ending on an unanswered call", { contents: [{ role: "user", parts: [{ text: "hi" }] }, { role: "model", parts: [{ functionCall: { name: "f", args: {} } }] }] }, {}, [[1, "MISSING_RESULT"], [1, "ENDS_ON_MODEL"]]],
+    ["openai-responses: a reasoning item at the end", [user, { type: "reasoning", id: "rs_1", summary: [], encrypted_content: "gAAA" }], {}, [[1, "REASONING_WITHOUT_FOLLOWER"]]],
+    ["ai-sdk-ui: an older tool part without output", [{ id: "u1", role: "user", parts: [{ type: "text", text: "hi" }] }, { id: "a1", role: "assistant", parts: [{ type: "tool-f", toolCallId: "c1", state: "input-available", input: {} }] }, { id: "u2", role: "user", parts: [{ type: "text", text: "and?" }] }], {}, [[1, "INCOMPLETE_TOOL_PART"]]],
+    ["anthropic: user, user with strictAlternation", [user, { role: "user", content: [{ type: "text", text: "again" }] }], { format: "anthropic", strictAlternation: true }, [[1, "ROLES_NOT_ALTERNATING"]]],
+    ["anthropic: user, user with strict_alternation", [user, { role: "user", content: "again" }], { format: "anthropic", strict_alternation: true }, [[1, "ROLES_NOT_ALTERNATING"]]],
+    ["bedrock: user, user and an assistant first", [{ role: "assistant", content: "hello" }, user, user], { format: "anthropic", provider: "bedrock" }, [[0, "FIRST_NOT_USER"], [2, "ROLES_NOT_ALTERNATING"]]],
+  ];
+  for (const [name, history, options, expected] of cases) {
+    const pristine = structuredClone(history);
+    const got = validate(history, options);
+    assert.deepEqual(history, pristine, `${name}: not mutated`);
+    assert.deepEqual(got.violations.map((v) => [v.index, v.code]), expected, `${name}: ${JSON.stringify(got.violations)}`);
+    for (const v of got.violations) assert.ok(v.message.startsWith(`messages[${v.index}]: `), `${name}: the message names the place: ${v.message}`);
+  }
+});
+
+test("validate: a bare array may end while tools run; format, provider and errors", () => {
+  const call = { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: "{}" } }] };
+  const user = { role: "user", content: "hi" };
+  assert.deepEqual(validate([user, call]), { format: "openai", violations: [] }, "a stored history: the call may still run");
+  assert.deepEqual(validate({ messages: [user, call] }).violations.map((v) => v.code), ["MISSING_RESULT"], "a request: it must be answered");
+  assert.deepEqual(validate({ contents: [{ role: "user", parts: [{ text: "hi" }] }, { role: "model", parts: [{ text: "yo" }] }] }).violations.map((v) => v.code), ["ENDS_ON_MODEL"]);
+  assert.deepEqual(validate([{ role: "user", parts: [{ text: "hi" }] }, { role: "model", parts: [{ text: "yo" }] }]).violations, [], "a Gemini array may end on a model turn");
+  assert.deepEqual(validate([user, { role: "user", content: "again" }], { format: "anthropic" }).violations, [], "alternation is only checked when asked");
+  assert.equal(validate([user]).format, "openai");
+  assert.equal(validate([user], { format: "ai-sdk" }).format, "ai-sdk", "format forces the reading");
+  // Codes a caller can switch on; errors like the other calls'.
+  assert.throws(() => validate(undefined), (e) => e instanceof CompactionError && e.code === "INVALID_INPUT");
+  assert.throws(() => validate(42), { code: "INVALID_INPUT" });
+  assert.throws(() => validate([user], { provider: "mistral" }), (e) => e.code === "INVALID_CONFIG" && /provider/.test(e.message));
+  assert.throws(() => validate([user], { format: "xml" }), { code: "INVALID_CONFIG" });
+  assert.throws(() => validate([user], { strictAlternation: "yes" }), { code: "INVALID_CONFIG" });
+  assert.throws(() => validate([user], "anthropic"), { code: "INVALID_CONFIG" });
+  assert.throws(() => validate([user], [1]), { code: "INVALID_CONFIG" });
+  assert.throws(() => validate([{ role: "user", content: 42 }]), (e) => e.code === "INVALID_INPUT" && /messages\[0\]/.test(e.message));
+  // Ids with lone surrogates come back as they were.
+  const id = "call_\uD800x";
+  const orphan = validate([user, { role: "assistant", content: "ok" }, { role: "tool", tool_call_id: id, content: "x" }]);
+  assert.ok(orphan.violations[0].message.includes(id), orphan.violations[0].message);
+  assert.equal(compactSync([user, { role: "assistant", content: "ok" }]).messages.length, 1, "still works afterwards");
+});
