@@ -62,34 +62,33 @@ impl ValidateOptions {
             };
         };
         for (key, value) in map {
-            let name = |what: &str, names: &[&str]| {
+            let unknown = |what: &str, names: &[&str]| {
                 let quoted: Vec<String> = names.iter().map(|n| format!("{n:?}")).collect();
                 Error::config(format!(
                     "{key}: unknown {what} {value}; expected one of {}",
                     quoted.join(", ")
                 ))
             };
+            // `null` (and `"auto"` for the format) leaves the default
+            if value.is_null() || (key == "format" && value == "auto") {
+                continue;
+            }
+            let name = value.as_str();
             match key.as_str() {
-                "format" => match value.as_str() {
-                    None | Some("auto") if value.is_null() || value == "auto" => {}
-                    Some(n) => {
-                        o.format = Some(Format::from_name(n).ok_or_else(|| {
-                            name("format", &FORMATS.map(|(n, _)| n))
-                        })?)
-                    }
-                    None => return Err(name("format", &FORMATS.map(|(n, _)| n))),
-                },
+                "format" => {
+                    o.format = Some(
+                        name.and_then(Format::from_name)
+                            .ok_or_else(|| unknown("format", &FORMATS.map(|(n, _)| n)))?,
+                    )
+                }
                 "provider" => {
-                    o.provider = match value.as_str() {
-                        None if value.is_null() => None,
-                        n => Some(
-                            PROVIDERS
-                                .iter()
-                                .find(|(p, _)| Some(*p) == n)
-                                .map(|(_, p)| *p)
-                                .ok_or_else(|| name("provider", &PROVIDERS.map(|(n, _)| n)))?,
-                        ),
-                    }
+                    o.provider = Some(
+                        PROVIDERS
+                            .iter()
+                            .find(|(p, _)| Some(*p) == name)
+                            .map(|(_, p)| *p)
+                            .ok_or_else(|| unknown("provider", &PROVIDERS.map(|(n, _)| n)))?,
+                    )
                 }
                 "strictAlternation" | "strict_alternation" => {
                     o.strict_alternation = value.as_bool().ok_or_else(|| {

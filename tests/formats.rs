@@ -202,3 +202,182 @@ fn converted_corpus_conversations_compact_validly_in_every_new_format() {
     );
     assert!(runs > 500, "too few compactions ran: {runs}");
 }
+
+fn codes(input: Value, options: Value) -> Vec<(usize, &'static str)> {
+    let opts = ValidateOptions::from_json(&options).unwrap();
+    validate(&input, &opts)
+        .unwrap()
+        .violations
+        .iter()
+        .map(|v| (v.index, v.code))
+        .collect()
+}
+
+#[test]
+fn validate_names_each_broken_rule_where_it_breaks() {
+    let user = json!({"role": "user", "content": "go"});
+    let call = json!({"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "ls", "input": {}}]});
+    let result = json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]});
+    // Anthropic: the result must be in the very next message, first in it
+    assert_eq!(
+        codes(json!([user, call, user, result]), json!({})),
+        [(1, "MISSING_RESULT"), (3, "ORPHAN_RESULT")]
+    );
+    let late = json!({"role": "user", "content": [{"type": "text", "text": "x"}, {"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]});
+    assert_eq!(
+        codes(json!([user, call, late]), json!({})),
+        [(2, "RESULT_AFTER_TEXT")]
+    );
+    assert_eq!(
+        codes(json!([call, result]), json!({})),
+        [(0, "FIRST_NOT_USER")]
+    );
+    assert_eq!(
+        codes(
+            json!([user, call, result, user]),
+            json!({"strictAlternation": true})
+        ),
+        [(3, "ROLES_NOT_ALTERNATING")]
+    );
+    // a stored history may end while tools run; a request about to be sent may not
+    assert!(codes(json!([user, call]), json!({})).is_empty());
+    assert_eq!(
+        codes(json!({"messages": [user, call]}), json!({})),
+        [(1, "MISSING_RESULT")]
+    );
+    // OpenAI: a tool message answers the assistant right before it, once
+    let oa_call = json!({"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "ls", "arguments": "{}"}}]});
+    let oa_result = json!({"role": "tool", "tool_call_id": "c1", "content": "ok"});
+    assert_eq!(
+        codes(
+            json!([user, oa_call, oa_result, oa_result]),
+            json!({"format": "openai"})
+        ),
+        [(3, "DUPLICATE_RESULT")]
+    );
+    assert_eq!(
+        codes(json!([user, oa_result]), json!({"format": "openai"})),
+        [(1, "ORPHAN_RESULT")]
+    );
+    // Responses: a reasoning item needs the item it produced
+    let items = json!([
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "go"}]},
+        {"type": "reasoning", "summary": [], "encrypted_content": "x"},
+    ]);
+    assert_eq!(codes(items, json!({})), [(1, "REASONING_WITHOUT_FOLLOWER")]);
+    // UI: only the newest message may hold a call still running
+    let ui = |state: &str| json!({"id": "a", "role": "assistant", "parts": [{"type": "tool-ls", "toolCallId": "u1", "state": state, "input": {}}]});
+    let ui_user = json!({"id": "u", "role": "user", "parts": [{"type": "text", "text": "go"}]});
+    assert_eq!(
+        codes(json!([ui_user, ui("input-available"), ui_user]), json!({})),
+        [(1, "INCOMPLETE_TOOL_PART")]
+    );
+    assert!(codes(json!([ui_user, ui("input-available")]), json!({})).is_empty());
+    // Gemini: a call turn follows a user turn; a request ends on one
+    let g_user = json!({"role": "user", "parts": [{"text": "go"}]});
+    let g_text = json!({"role": "model", "parts": [{"text": "sure"}]});
+    let g_call = json!({"role": "model", "parts": [{"functionCall": {"name": "ls", "args": {}}}]});
+    let g_resp = json!({"role": "user", "parts": [{"functionResponse": {"name": "ls", "response": {"result": "ok"}}}]});
+    assert_eq!(
+        codes(json!([g_user, g_text, g_call, g_resp]), json!({})),
+        [(2, "CALL_TURN_POSITION")]
+    );
+    assert_eq!(
+        codes(json!({"contents": [g_user, g_text]}), json!({})),
+        [(1, "ENDS_ON_MODEL")]
+    );
+    // AI SDK: Bedrock wants alternation and no system prompt in the middle
+    let sys = json!({"role": "system", "content": "be brief"});
+    let a = json!({"role": "assistant", "content": "ok"});
+    assert_eq!(
+        codes(
+            json!([sys, user, a, sys, user, user]),
+            json!({"format": "ai-sdk", "provider": "bedrock"})
+        ),
+        [(3, "SYSTEM_IN_MIDDLE"), (5, "ROLES_NOT_ALTERNATING")]
+    );
+    // behind a provider compaction nothing is checked
+    let boundary =
+        json!({"role": "assistant", "content": [{"type": "compaction", "content": "summary"}]});
+    assert!(codes(json!([user, call, user, boundary, user]), json!({})).is_empty());
+}
+
+#[test]
+fn bad_input_in_the_newer_formats_is_a_located_error_and_the_library_goes_on() {
+    let cases = [
+        (
+            "gemini",
+            json!([{"role": "model", "parts": "hi"}]),
+            "messages[0].parts",
+        ),
+        (
+            "gemini",
+            json!([{"role": "bot", "parts": []}]),
+            "messages[0].role",
+        ),
+        (
+            "gemini",
+            json!([{"role": "user", "parts": [{"functionCall": {"name": "ls"}}]}]),
+            "messages[0].parts[0].functionCall",
+        ),
+        (
+            "ai-sdk-ui",
+            json!([{"id": "a", "role": "assistant", "parts": [{"type": "tool-ls", "toolCallId": "x"}, {"type": "tool-ls", "toolCallId": "x"}]}]),
+            "messages[0].parts[1].toolCallId",
+        ),
+        (
+            "ai-sdk-ui",
+            json!([{"id": "a", "role": "user", "parts": [7]}]),
+            "messages[0].parts[0]",
+        ),
+        (
+            "ai-sdk",
+            json!([{"role": "user", "content": [{"type": "tool-result", "toolCallId": "x"}]}]),
+            "messages[0].content[0].type",
+        ),
+        (
+            "openai-responses",
+            json!([{"type": "function_call_output", "output": "x"}]),
+            "messages[0].call_id",
+        ),
+        (
+            "openai-responses",
+            json!([{"type": "message", "role": "critic", "content": "x"}]),
+            "messages[0].role",
+        ),
+        (
+            "openai-responses",
+            json!([{"type": "function_call", "call_id": "a", "name": "ls", "arguments": "{}"}, {"type": "function_call", "call_id": "a", "name": "ls", "arguments": "{}"}]),
+            "messages[1].call_id",
+        ),
+    ];
+    let config = options::from_json(&json!({"mode": "deterministic"})).unwrap();
+    for (format, input, at) in cases {
+        let pristine = input.clone();
+        let e = compact(&input, &config).expect_err(at);
+        assert_eq!(e.kind(), ErrorKind::InvalidInput, "{format} {at}: {e}");
+        assert!(e.message().contains(at), "{format}: {e} does not name {at}");
+        let v = validate(
+            &input,
+            &ValidateOptions::from_json(&json!({"format": format})).unwrap(),
+        );
+        assert_eq!(
+            v.map_err(|e| e.kind()).err(),
+            Some(ErrorKind::InvalidInput),
+            "{format} {at}"
+        );
+        assert_eq!(input, pristine);
+    }
+    for bad in [
+        json!({"provider": "mistral"}),
+        json!({"format": "xml"}),
+        json!({"strictAlternation": 1}),
+        json!({"colour": 1}),
+        json!(3),
+    ] {
+        let e = ValidateOptions::from_json(&bad).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidConfig, "{bad}");
+    }
+    // the library still works after every error
+    assert!(compact(&json!([{"role": "user", "content": "hi"}]), &config).is_ok());
+}

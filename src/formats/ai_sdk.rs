@@ -8,29 +8,23 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
-use super::req_str;
+use super::{drop_results, expect_object, json_text, req_str, role_named, unique_call};
 use crate::error::{Error, Result};
 use crate::json::{Kind, Node};
 use crate::message::{Args, Call, Message, Role, ToolOutput};
 use crate::plan::{Edit, Stub, STUB_TEXT};
 
+const ROLES: &[(&str, Role)] = &[
+    ("system", Role::System),
+    ("user", Role::User),
+    ("assistant", Role::Assistant),
+    ("tool", Role::Tool),
+];
+
 /// Reads one message.
 pub(super) fn read<'a, N: Node<'a>>(obj: N, i: usize) -> Result<Message<'a>> {
     let path = || format!("messages[{i}]");
-    let role = match req_str(obj, "role", &path)? {
-        "system" => Role::System,
-        "user" => Role::User,
-        "assistant" => Role::Assistant,
-        "tool" => Role::Tool,
-        other => {
-            return Err(Error::input(
-                format!("{}.role", path()),
-                format!(
-                "unknown role {other:?}; expected \"system\", \"user\", \"assistant\" or \"tool\""
-            ),
-            ))
-        }
-    };
+    let role = role_named(req_str(obj, "role", &path)?, i, ROLES)?;
     let mut msg = Message::new(role);
     let content = obj.get("content");
     match content.map(Node::kind) {
@@ -67,12 +61,7 @@ fn read_part<'a, N: Node<'a>>(
     k: usize,
 ) -> Result<()> {
     let path = || format!("messages[{i}].content[{k}]");
-    if part.kind() != Kind::Object {
-        return Err(Error::input(
-            path(),
-            format!("expected a content part object, got {}", part.kind().name()),
-        ));
-    }
+    expect_object(part, &path, "a content part")?;
     match req_str(part, "type", &path)? {
         "text" => msg.texts.push(req_str(part, "text", &path)?),
         "reasoning" => msg
@@ -82,12 +71,7 @@ fn read_part<'a, N: Node<'a>>(
         "file" if media_type(part).is_some_and(|t| t.starts_with("image/")) => msg.images += 1,
         "tool-call" => {
             let id = req_str(part, "toolCallId", &path)?;
-            if !seen.insert(id) {
-                return Err(Error::input(
-                    format!("{}.toolCallId", path()),
-                    format!("duplicate tool call id {id:?} in the same message; every call needs its own id"),
-                ));
-            }
+            unique_call(seen, id, &path, "toolCallId")?;
             let input = part.get("input").or_else(|| part.get("args"));
             msg.calls.push(Call {
                 sealed: false,
@@ -127,16 +111,6 @@ fn result_text<'a, N: Node<'a>>(part: N) -> (Cow<'a, str>, bool) {
     let kind = output.get("type").and_then(Node::as_str).unwrap_or("");
     let is_error = kind.starts_with("error");
     (json_text(output.get("value")), is_error)
-}
-
-fn json_text<'a, N: Node<'a>>(v: Option<N>) -> Cow<'a, str> {
-    match v {
-        None => Cow::Borrowed(""),
-        Some(v) => match v.as_str() {
-            Some(s) => Cow::Borrowed(s),
-            None => Cow::Owned(v.to_value().to_string()),
-        },
-    }
 }
 
 fn parts_of<'p>(
@@ -199,16 +173,11 @@ pub(super) fn apply(obj: &mut Map<String, Value>, edits: &[Edit]) {
             Edit::DropReasoning => {
                 parts.retain(|p| p.get("type").and_then(Value::as_str) != Some("reasoning"))
             }
-            Edit::DropResults(which) => {
-                let mut k = 0;
-                parts.retain(|p| {
-                    if p.get("type").and_then(Value::as_str) != Some("tool-result") {
-                        return true;
-                    }
-                    k += 1;
-                    !which.contains(&(k - 1))
-                });
-            }
+            Edit::DropResults(which) => drop_results(
+                parts,
+                |p| p.get("type").and_then(Value::as_str) == Some("tool-result"),
+                which,
+            ),
             _ => {}
         }
     }

@@ -11,9 +11,9 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
-use super::req_str;
-use crate::error::{Error, Result};
-use crate::json::{Kind, Node};
+use super::{array_at, expect_object, json_text, req_str, role_named, unique_call};
+use crate::error::Result;
+use crate::json::Node;
 use crate::message::{Args, Call, Message, Role, ToolOutput};
 use crate::plan::{Edit, STUB_TEXT};
 
@@ -28,47 +28,21 @@ fn tool_name<'a, N: Node<'a>>(part: N) -> Option<&'a str> {
 /// Reads one message.
 pub(super) fn read<'a, N: Node<'a>>(obj: N, i: usize) -> Result<Message<'a>> {
     let path = || format!("messages[{i}]");
-    let role = match req_str(obj, "role", &path)? {
-        "system" => Role::System,
-        "user" => Role::User,
-        "assistant" => Role::Assistant,
-        other => {
-            return Err(Error::input(
-                format!("{}.role", path()),
-                format!("unknown role {other:?}; expected \"system\", \"user\" or \"assistant\""),
-            ))
-        }
-    };
-    let mut msg = Message::new(role);
+    let roles = [
+        ("system", Role::System),
+        ("user", Role::User),
+        ("assistant", Role::Assistant),
+    ];
+    let mut msg = Message::new(role_named(req_str(obj, "role", &path)?, i, &roles)?);
     msg.inline_results = true;
-    let parts = obj.get("parts");
-    if parts.map(Node::kind) != Some(Kind::Array) {
-        return Err(Error::input(
-            format!("{}.parts", path()),
-            format!(
-                "expected an array of parts, got {}",
-                parts.map_or("nothing", |p| p.kind().name())
-            ),
-        ));
-    }
     let mut seen = HashSet::new();
-    for (k, part) in parts.into_iter().flat_map(Node::items).enumerate() {
+    for (k, part) in array_at(obj, "parts", i, "parts")?.enumerate() {
         let path = || format!("messages[{i}].parts[{k}]");
-        if part.kind() != Kind::Object {
-            return Err(Error::input(
-                path(),
-                format!("expected a part object, got {}", part.kind().name()),
-            ));
-        }
+        expect_object(part, &path, "a part")?;
         let kind = req_str(part, "type", &path)?;
         if let Some(name) = tool_name(part) {
             let id = req_str(part, "toolCallId", &path)?;
-            if !seen.insert(id) {
-                return Err(Error::input(
-                    format!("{}.toolCallId", path()),
-                    format!("duplicate tool call id {id:?} in the same message; every call needs its own id"),
-                ));
-            }
+            unique_call(&mut seen, id, &path, "toolCallId")?;
             msg.calls.push(Call {
                 sealed: false,
                 id: Cow::Borrowed(id),
@@ -106,16 +80,6 @@ pub(super) fn read<'a, N: Node<'a>>(obj: N, i: usize) -> Result<Message<'a>> {
         }
     }
     Ok(msg)
-}
-
-fn json_text<'a, N: Node<'a>>(v: Option<N>) -> Cow<'a, str> {
-    match v {
-        None => Cow::Borrowed(""),
-        Some(v) => match v.as_str() {
-            Some(s) => Cow::Borrowed(s),
-            None => Cow::Owned(v.to_value().to_string()),
-        },
-    }
 }
 
 fn is_tool_part(p: &Value) -> bool {

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
-use super::req_str;
+use super::{expect_object, req_str, role_named, unique_call};
 use crate::error::{Error, Result};
 use crate::json::{Kind, Node};
 use crate::message::{Args, Call, Message, Role, ToolOutput};
@@ -16,20 +16,13 @@ use crate::plan::{Edit, Stub, STUB_TEXT};
 pub(super) fn read<'a, N: Node<'a>>(obj: N, i: usize) -> Result<Message<'a>> {
     let path = || format!("messages[{i}]");
     let role = match req_str(obj, "role", &path)? {
-        "user" => Role::User,
-        "assistant" => Role::Assistant,
         "system" => {
             return Err(Error::input(
                 format!("{}.role", path()),
                 "\"system\" is not a message role in the Anthropic format; pass the system prompt as the request's \"system\" field (or force format \"openai\")",
             ))
         }
-        other => {
-            return Err(Error::input(
-                format!("{}.role", path()),
-                format!("unknown role {other:?}; expected \"user\" or \"assistant\""),
-            ))
-        }
+        name => role_named(name, i, &[("user", Role::User), ("assistant", Role::Assistant)])?,
     };
     let mut msg = Message::new(role);
     let content = obj.get("content");
@@ -73,15 +66,7 @@ fn read_block<'a, N: Node<'a>>(
     k: usize,
 ) -> Result<()> {
     let path = || format!("messages[{i}].content[{k}]");
-    if block.kind() != Kind::Object {
-        return Err(Error::input(
-            path(),
-            format!(
-                "expected a content block object, got {}",
-                block.kind().name()
-            ),
-        ));
-    }
+    expect_object(block, &path, "a content block")?;
     let misplaced = |what: &str, belongs: &str| {
         Error::input(
             format!("{}.type", path()),
@@ -105,12 +90,7 @@ fn read_block<'a, N: Node<'a>>(
                 return Err(misplaced("tool_use", "an assistant"));
             }
             let id = req_str(block, "id", &path)?;
-            if !seen.insert(id) {
-                return Err(Error::input(
-                    format!("{}.id", path()),
-                    format!("duplicate tool_use id {id:?} in the same message; every call needs its own id"),
-                ));
-            }
+            unique_call(seen, id, &path, "id")?;
             let name = req_str(block, "name", &path)?;
             let input = block.get("input").ok_or_else(|| {
                 Error::input(format!("{}.input", path()), "missing; expected an object")

@@ -10,9 +10,9 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
-use super::req_str;
+use super::{array_at, drop_results, expect_object, opt_str, req_str, role_named};
 use crate::error::{Error, Result};
-use crate::json::{Kind, Node};
+use crate::json::Node;
 use crate::message::{Args, Call, Message, Role, ToolOutput};
 use crate::plan::{Edit, Stub, STUB_TEXT};
 
@@ -34,38 +34,20 @@ fn id_of<'a, N: Node<'a>>(
 /// Reads one content.
 pub(super) fn read<'a, N: Node<'a>>(obj: N, i: usize) -> Result<Message<'a>> {
     let path = || format!("messages[{i}]");
-    let role = match obj.get("role").and_then(Node::as_str).unwrap_or("user") {
-        "user" => Role::User,
-        "model" => Role::Assistant,
-        "function" => Role::Tool,
-        "system" => Role::System,
-        other => {
-            return Err(Error::input(
-                format!("{}.role", path()),
-                format!("unknown role {other:?}; expected \"user\" or \"model\""),
-            ))
-        }
-    };
+    // a content without a role is a user turn; `function` is the older name of a
+    // response turn, `system` what some stores keep in contents
+    let roles = [
+        ("user", Role::User),
+        ("model", Role::Assistant),
+        ("function", Role::Tool),
+        ("system", Role::System),
+    ];
+    let role = role_named(opt_str(obj, "role", &path)?.unwrap_or("user"), i, &roles)?;
     let mut msg = Message::new(role);
-    let parts = obj.get("parts");
-    if parts.map(Node::kind) != Some(Kind::Array) {
-        return Err(Error::input(
-            format!("{}.parts", path()),
-            format!(
-                "expected an array of parts, got {}",
-                parts.map_or("nothing", |p| p.kind().name())
-            ),
-        ));
-    }
     let (mut calls, mut responses) = (HashMap::new(), HashMap::new());
-    for (k, part) in parts.into_iter().flat_map(Node::items).enumerate() {
+    for (k, part) in array_at(obj, "parts", i, "parts")?.enumerate() {
         let path = || format!("messages[{i}].parts[{k}]");
-        if part.kind() != Kind::Object {
-            return Err(Error::input(
-                path(),
-                format!("expected a part object, got {}", part.kind().name()),
-            ));
-        }
+        expect_object(part, &path, "a part")?;
         if let Some(call) = part.get("functionCall") {
             if role != Role::Assistant {
                 return Err(Error::input(
@@ -171,14 +153,7 @@ pub(super) fn apply(obj: &mut Map<String, Value>, edits: &[Edit]) {
                 parts.retain(|p| p.get("thought").and_then(Value::as_bool) != Some(true))
             }
             Edit::DropResults(which) => {
-                let mut k = 0;
-                parts.retain(|p| {
-                    if p.get("functionResponse").is_none() {
-                        return true;
-                    }
-                    k += 1;
-                    !which.contains(&(k - 1))
-                });
+                drop_results(parts, |p| p.get("functionResponse").is_some(), which)
             }
             Edit::AddStubs(stubs) => parts.extend(stubs.iter().map(stub_part)),
             _ => {}

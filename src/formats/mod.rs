@@ -12,6 +12,8 @@ mod responses;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use std::borrow::Cow;
+use std::collections::HashSet;
 use std::marker::PhantomData;
 
 use crate::error::{Error, Result};
@@ -276,12 +278,7 @@ impl<'a, N: Node<'a>> Document<'a, N> {
             .iter()
             .enumerate()
             .map(|(i, m)| {
-                if m.kind() != Kind::Object {
-                    return Err(Error::input(
-                        format!("messages[{i}]"),
-                        format!("expected a message object, got {}", m.kind().name()),
-                    ));
-                }
+                expect_object(*m, &|| format!("messages[{i}]"), "a message")?;
                 let mut view = read(*m, i)?;
                 // Provider-reported usage of the request that produced this turn,
                 // as Moltis and chat UIs store it, in whatever format.
@@ -602,6 +599,104 @@ fn random_id(seed: u64, pos: usize) -> String {
     z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     format!("cc_{:016x}", z ^ (z >> 31))
+}
+
+/// The role named `name`, one of `roles` (name → role); anything else is an
+/// error at `messages[i].role` that lists them.
+pub(crate) fn role_named(name: &str, i: usize, roles: &[(&str, Role)]) -> Result<Role> {
+    roles
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, r)| *r)
+        .ok_or_else(|| {
+            let names: Vec<String> = roles.iter().map(|(n, _)| format!("{n:?}")).collect();
+            Error::input(
+                format!("messages[{i}].role"),
+                format!(
+                    "unknown role {name:?}; expected one of {}",
+                    names.join(", ")
+                ),
+            )
+        })
+}
+
+/// `Ok` when `node` is an object; else an error at `path` naming `what` it should be.
+pub(crate) fn expect_object<'a, N: Node<'a>>(
+    node: N,
+    path: &dyn Fn() -> String,
+    what: &str,
+) -> Result<()> {
+    match node.kind() {
+        Kind::Object => Ok(()),
+        other => Err(Error::input(
+            path(),
+            format!("expected {what} object, got {}", other.name()),
+        )),
+    }
+}
+
+/// The items of `obj.key`, which must be an array (of `what`).
+pub(crate) fn array_at<'a, N: Node<'a>>(
+    obj: N,
+    key: &str,
+    i: usize,
+    what: &str,
+) -> Result<impl Iterator<Item = N> + 'a> {
+    match obj.get(key) {
+        Some(a) if a.kind() == Kind::Array => Ok(a.items()),
+        other => Err(Error::input(
+            format!("messages[{i}].{key}"),
+            format!(
+                "expected an array of {what}, got {}",
+                other.map_or("nothing", |v| v.kind().name())
+            ),
+        )),
+    }
+}
+
+/// Notes call `id` as made in this message; a second call with the same id is an
+/// error at `path.key` (its results could not be told apart).
+pub(crate) fn unique_call<'a>(
+    seen: &mut HashSet<&'a str>,
+    id: &'a str,
+    path: &dyn Fn() -> String,
+    key: &str,
+) -> Result<()> {
+    if seen.insert(id) {
+        return Ok(());
+    }
+    Err(Error::input(
+        format!("{}.{key}", path()),
+        format!("duplicate tool call id {id:?} in the same message; every call needs its own id"),
+    ))
+}
+
+/// Removes the parts that are results (`is_result`) and whose number among the
+/// results is in `which`.
+pub(crate) fn drop_results(
+    parts: &mut Vec<Value>,
+    is_result: impl Fn(&Value) -> bool,
+    which: &[usize],
+) {
+    let mut k = 0;
+    parts.retain(|p| {
+        if !is_result(p) {
+            return true;
+        }
+        k += 1;
+        !which.contains(&(k - 1))
+    });
+}
+
+/// A JSON value as text: a string as it is, anything else serialized.
+pub(crate) fn json_text<'a, N: Node<'a>>(v: Option<N>) -> Cow<'a, str> {
+    match v {
+        None => Cow::Borrowed(""),
+        Some(v) => match v.as_str() {
+            Some(s) => Cow::Borrowed(s),
+            None => Cow::Owned(v.to_value().to_string()),
+        },
+    }
 }
 
 /// Reads an optional string field; a present non-string is an error at `path.key`.

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
-use super::{opt_str, req_str};
+use super::{expect_object, opt_str, req_str, role_named, unique_call};
 use crate::error::{Error, Result};
 use crate::json::{Kind, Node};
 use crate::message::{Args, Call, Message, Role, ToolOutput};
@@ -14,23 +14,24 @@ use crate::plan::{Edit, STUB_TEXT};
 /// Fields where OpenAI-compatible APIs keep an assistant's reasoning.
 const REASONING_KEYS: &[&str] = &["reasoning_content", "reasoning"];
 
+const ROLES: &[(&str, Role)] = &[
+    ("system", Role::System),
+    ("developer", Role::System),
+    ("user", Role::User),
+    ("assistant", Role::Assistant),
+    ("tool", Role::Tool),
+];
+
+/// Whether a content part is text: Chat Completions `text`, and the Responses
+/// API's `input_text` / `output_text` (its message items share this reader).
+pub(super) fn is_text_part(type_name: Option<&str>) -> bool {
+    matches!(type_name, Some("text" | "input_text" | "output_text"))
+}
+
 /// Reads one OpenAI message.
 pub(super) fn read<'a, N: Node<'a>>(obj: N, i: usize) -> Result<Message<'a>> {
     let path = || format!("messages[{i}]");
-    let role = match req_str(obj, "role", &path)? {
-        "system" | "developer" => Role::System,
-        "user" => Role::User,
-        "assistant" => Role::Assistant,
-        "tool" => Role::Tool,
-        other => {
-            return Err(Error::input(
-                format!("{}.role", path()),
-                format!(
-                    "unknown role {other:?}; expected one of \"system\", \"developer\", \"user\", \"assistant\", \"tool\""
-                ),
-            ))
-        }
-    };
+    let role = role_named(req_str(obj, "role", &path)?, i, ROLES)?;
     read_common(obj, role, i)
 }
 
@@ -64,7 +65,8 @@ pub(super) fn read_common<'a, N: Node<'a>>(obj: N, role: Role, i: usize) -> Resu
     Ok(msg)
 }
 
-fn read_content<'a, N: Node<'a>>(
+/// Reads a message's `content`: a string, or parts (absent only for assistants).
+pub(super) fn read_content<'a, N: Node<'a>>(
     obj: N,
     role: Role,
     msg: &mut Message<'a>,
@@ -77,16 +79,11 @@ fn read_content<'a, N: Node<'a>>(
         Some(Kind::Array) => {
             for (k, part) in content.into_iter().flat_map(Node::items).enumerate() {
                 let path = || format!("messages[{i}].content[{k}]");
-                if part.kind() != Kind::Object {
-                    return Err(Error::input(
-                        path(),
-                        format!("expected a content part object, got {}", part.kind().name()),
-                    ));
-                }
+                expect_object(part, &path, "a content part")?;
                 match req_str(part, "type", &path)? {
-                    "text" => msg.texts.push(req_str(part, "text", &path)?),
+                    t if is_text_part(Some(t)) => msg.texts.push(req_str(part, "text", &path)?),
                     "refusal" => msg.reasoning.push(req_str(part, "refusal", &path)?),
-                    "image_url" | "image" => msg.images += 1,
+                    "image_url" | "image" | "input_image" => msg.images += 1,
                     _ => msg.opaque_bytes += part.json_len(),
                 }
             }
@@ -121,19 +118,9 @@ fn read_calls<'a, N: Node<'a>>(obj: N, msg: &mut Message<'a>, i: usize) -> Resul
     let mut seen = HashSet::new();
     for (k, call) in calls.items().enumerate() {
         let path = || format!("messages[{i}].tool_calls[{k}]");
-        if call.kind() != Kind::Object {
-            return Err(Error::input(
-                path(),
-                format!("expected a tool call object, got {}", call.kind().name()),
-            ));
-        }
+        expect_object(call, &path, "a tool call")?;
         let id = req_str(call, "id", &path)?;
-        if !seen.insert(id) {
-            return Err(Error::input(
-                format!("{}.id", path()),
-                format!("duplicate tool call id {id:?} in the same message; every call needs its own id"),
-            ));
-        }
+        unique_call(&mut seen, id, &path, "id")?;
         let fpath = || format!("messages[{i}].tool_calls[{k}].function");
         let function = match call.get("function") {
             Some(f) if f.kind() == Kind::Object => f,
@@ -179,7 +166,7 @@ pub(super) fn edit(obj: &mut Map<String, Value>, edit: &Edit) {
             Some(Value::Array(parts)) => {
                 if let Some(p) = parts
                     .iter_mut()
-                    .filter(|p| p.get("type").and_then(Value::as_str) == Some("text"))
+                    .filter(|p| is_text_part(p.get("type").and_then(Value::as_str)))
                     .nth(*part)
                     .and_then(Value::as_object_mut)
                 {

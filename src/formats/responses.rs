@@ -12,11 +12,18 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
-use super::{opt_str, req_str};
+use super::{openai, opt_str, req_str, role_named};
 use crate::error::{Error, Result};
 use crate::json::{Kind, Node};
 use crate::message::{Args, Call, Message, Role, ToolOutput};
 use crate::plan::{Edit, STUB_TEXT};
+
+const ROLES: &[(&str, Role)] = &[
+    ("user", Role::User),
+    ("assistant", Role::Assistant),
+    ("system", Role::System),
+    ("developer", Role::System),
+];
 
 /// Whether `t` is a Responses item type (and so marks the format).
 pub(super) fn is_item_type(t: &str) -> bool {
@@ -48,19 +55,10 @@ pub(super) fn read<'a, N: Node<'a>>(item: N, i: usize) -> Result<Message<'a>> {
     let mut msg;
     match kind {
         "message" => {
-            let role = match req_str(item, "role", &path)? {
-                "user" => Role::User,
-                "assistant" => Role::Assistant,
-                "system" | "developer" => Role::System,
-                other => {
-                    return Err(Error::input(
-                        format!("{}.role", path()),
-                        format!("unknown role {other:?}; expected \"user\", \"assistant\", \"system\" or \"developer\""),
-                    ))
-                }
-            };
+            let role = role_named(req_str(item, "role", &path)?, i, ROLES)?;
             msg = Message::new(role);
-            read_content(item, &mut msg, i)?;
+            // content strings and parts as in Chat Completions (input_text and the like)
+            openai::read_content(item, role, &mut msg, i)?;
         }
         "reasoning" => {
             msg = Message::new(Role::Assistant);
@@ -146,9 +144,7 @@ fn output_parts<'a, N: Node<'a>>(output: Option<N>) -> (Cow<'a, str>, usize, usi
     }
     for part in o.items() {
         match part.get("type").and_then(Node::as_str) {
-            Some("input_text" | "output_text") => {
-                texts.extend(part.get("text").and_then(Node::as_str))
-            }
+            t if openai::is_text_part(t) => texts.extend(part.get("text").and_then(Node::as_str)),
             Some("input_image") => images += 1,
             _ => opaque += part.json_len(),
         }
@@ -158,36 +154,6 @@ fn output_parts<'a, N: Node<'a>>(output: Option<N>) -> (Cow<'a, str>, usize, usi
         many => Cow::Owned(many.join("\n")),
     };
     (text, images, opaque)
-}
-
-fn read_content<'a, N: Node<'a>>(item: N, msg: &mut Message<'a>, i: usize) -> Result<()> {
-    let content = item.get("content");
-    match content.map(Node::kind) {
-        Some(Kind::String) => msg.texts.extend(content.and_then(Node::as_str)),
-        Some(Kind::Array) => {
-            for (k, part) in content.into_iter().flat_map(Node::items).enumerate() {
-                let path = || format!("messages[{i}].content[{k}]");
-                match req_str(part, "type", &path)? {
-                    "input_text" | "output_text" | "text" => {
-                        msg.texts.push(req_str(part, "text", &path)?)
-                    }
-                    "refusal" => msg.reasoning.push(req_str(part, "refusal", &path)?),
-                    "input_image" => msg.images += 1,
-                    _ => msg.opaque_bytes += part.json_len(),
-                }
-            }
-        }
-        other => {
-            return Err(Error::input(
-                format!("messages[{i}].content"),
-                format!(
-                    "expected a string or an array of content parts, got {}",
-                    other.map_or("nothing", Kind::name)
-                ),
-            ))
-        }
-    }
-    Ok(())
 }
 
 /// Marks the items of one assistant turn: an assistant-side item right after
@@ -224,25 +190,7 @@ pub(super) fn apply(obj: &mut Map<String, Value>, edits: &[Edit]) {
             Edit::ReplaceOutput { text, .. } => {
                 obj.insert("output".into(), text.clone().into());
             }
-            Edit::ReplaceText { part, text } => match obj.get_mut("content") {
-                Some(Value::String(s)) if *part == 0 => *s = text.clone(),
-                Some(Value::Array(parts)) => {
-                    if let Some(p) = parts
-                        .iter_mut()
-                        .filter(|p| {
-                            matches!(
-                                p.get("type").and_then(Value::as_str),
-                                Some("input_text" | "output_text" | "text")
-                            )
-                        })
-                        .nth(*part)
-                        .and_then(Value::as_object_mut)
-                    {
-                        p.insert("text".into(), text.clone().into());
-                    }
-                }
-                _ => {}
-            },
+            Edit::ReplaceText { .. } => openai::edit(obj, e),
             Edit::ShortenArgs { args, .. } => {
                 if obj.get("arguments").is_some_and(Value::is_string) {
                     obj.insert("arguments".into(), args.to_string().into());
