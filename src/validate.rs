@@ -17,7 +17,7 @@ use serde_json::Value;
 use crate::error::{Error, Result};
 use crate::formats::{self, Format, ResultsPlacement, FORMATS};
 use crate::json::{Kind, Node};
-use crate::message::{Message, Role};
+use crate::message::Role;
 
 /// The backend a history is sent to, when it adds rules of its own to the format's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -183,7 +183,8 @@ pub(crate) fn check<'a, N: Node<'a>>(input: N, options: &ValidateOptions) -> Res
     let sent: Vec<usize> = (0..views.len())
         .filter(|&i| views[i].role != Role::Notice)
         .collect();
-    let last_turn = last_turn_start(&views);
+    // the newest turn's calls may still be running in a stored history
+    let running_from = crate::plan::pairs::pending_calls(&views).unwrap_or(usize::MAX);
     let mut answered = std::collections::HashMap::new();
     for (i, m) in views.iter().enumerate() {
         for r in &m.results {
@@ -240,7 +241,7 @@ pub(crate) fn check<'a, N: Node<'a>>(input: N, options: &ValidateOptions) -> Res
         }
     }
     for (i, m) in views.iter().enumerate() {
-        let still_running = !doc.is_request && i >= last_turn;
+        let still_running = !doc.is_request && i >= running_from;
         for (k, c) in m.calls.iter().enumerate() {
             if answered.contains_key(&(i, k)) || still_running {
                 continue;
@@ -366,20 +367,4 @@ pub(crate) fn check<'a, N: Node<'a>>(input: N, options: &ValidateOptions) -> Res
         format,
         violations: out,
     })
-}
-
-/// Where the newest turn starts: its calls may still be running in a stored
-/// history (the message with the newest calls, or the first of the items that
-/// continue it).
-fn last_turn_start(views: &[Message<'_>]) -> usize {
-    let Some(mut i) = views
-        .iter()
-        .rposition(|m| !m.has_results() && m.role != Role::Notice)
-    else {
-        return 0;
-    };
-    while i > 0 && views[i].continues {
-        i -= 1;
-    }
-    i
 }

@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 
 use chat_compaction::tokens::{Profile, TokenCounter};
 use chat_compaction::{
-    compact, compact_with, estimate_tokens_with, options, should_compact, Compaction, ErrorKind,
+    compact, compact_with, estimate_tokens_with, options, should_compact, validate, Compaction,
+    ErrorKind, ValidateOptions,
 };
 use common::{corpus, rules};
 use serde_json::{json, Value};
@@ -483,4 +484,49 @@ fn seed_reported_usage_is_read_in_any_format() {
     let config = options::from_json(&json!({"contextWindow": 100})).unwrap();
     let t = should_compact(&input, &config, "ping").unwrap();
     assert!(t.should_compact, "94 reported + ping reaches 95");
+}
+
+/// A user who writes after calls whose results never came has ended that turn:
+/// the calls are not "still running", so they get stubs (found by the property
+/// tests once `validate` read the Anthropic rule exactly).
+#[test]
+fn calls_before_a_users_words_are_answered_even_next_to_an_orphan_result() {
+    let input = json!([
+        {"role": "user", "content": "Please"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "call_0", "name": "read_file", "input": {"path": "src/lib.rs"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "call_0", "content": "fn main() {}\n".repeat(300)}]},
+        {"role": "user", "content": "Please"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "call_0", "name": "read_file", "input": {"path": "src/lib.rs"}}]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "orphan_0", "content": "an orphan result"},
+            {"type": "text", "text": "Please"}
+        ]},
+    ]);
+    for opts in [
+        json!({"mode": "recency_preserving", "protectHead": 0, "protectTailMin": 0, "contextWindow": 300, "alternation": "keep"}),
+        json!({"mode": "recency_preserving", "protectHead": 0, "protectTailMin": 2, "contextWindow": 2000}),
+    ] {
+        let config = options::from_json(&opts).unwrap();
+        let out = compact(&input, &config).unwrap();
+        let v = validate(
+            &Value::Array(out.messages.clone()),
+            &ValidateOptions::default(),
+        )
+        .unwrap();
+        assert!(
+            v.violations.is_empty(),
+            "{opts}: {:?}\n{}",
+            v.violations,
+            Value::Array(out.messages)
+        );
+        let last = out.messages.last().unwrap();
+        assert_eq!(
+            last["content"][0]["tool_use_id"], "call_0",
+            "{opts}: no stub for call_0: {last}"
+        );
+        assert_eq!(
+            last["content"].as_array().unwrap().last().unwrap()["text"],
+            "Please"
+        );
+    }
 }

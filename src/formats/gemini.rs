@@ -6,11 +6,11 @@
 //! by name and order (`name#k` stands for the k-th call of `name` in a turn).
 
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
-use super::{array_at, drop_results, expect_object, opt_str, req_str, role_named};
+use super::{array_at, drop_results, expect_object, opt_str, req_str, role_named, unique_call};
 use crate::error::{Error, Result};
 use crate::json::Node;
 use crate::message::{Args, Call, Message, Role, ToolOutput};
@@ -45,6 +45,7 @@ pub(super) fn read<'a, N: Node<'a>>(obj: N, i: usize) -> Result<Message<'a>> {
     let role = role_named(opt_str(obj, "role", &path)?.unwrap_or("user"), i, &roles)?;
     let mut msg = Message::new(role);
     let (mut calls, mut responses) = (HashMap::new(), HashMap::new());
+    let mut seen = HashSet::new();
     for (k, part) in array_at(obj, "parts", i, "parts")?.enumerate() {
         let path = || format!("messages[{i}].parts[{k}]");
         expect_object(part, &path, "a part")?;
@@ -57,6 +58,9 @@ pub(super) fn read<'a, N: Node<'a>>(obj: N, i: usize) -> Result<Message<'a>> {
             }
             let fpath = || format!("messages[{i}].parts[{k}].functionCall");
             let name = req_str(call, "name", &fpath)?;
+            if let Some(id) = opt_str(call, "id", &fpath)? {
+                unique_call(&mut seen, id, &fpath, "id")?;
+            }
             msg.calls.push(Call {
                 sealed: part.get("thoughtSignature").is_some(),
                 id: id_of(call, name, &mut calls),

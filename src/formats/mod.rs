@@ -409,43 +409,47 @@ impl<'a, N: Node<'a>> Document<'a, N> {
             Format::Gemini | Format::AiSdkUi => "parts",
             _ => "content",
         };
-        let is_user = |o: &OutputMessage| match o {
-            OutputMessage::Kept(i) => {
-                let role = self.messages[*i].get("role").and_then(Node::as_str);
-                role == Some("user") || (role.is_none() && self.format == Format::Gemini)
-            }
-            OutputMessage::New(v) => v.get("role").and_then(Value::as_str) == Some("user"),
+        let role = |o: &OutputMessage| match o {
+            OutputMessage::Kept(i) => self.messages[*i]
+                .get("role")
+                .and_then(Node::as_str)
+                .map(str::to_string),
+            OutputMessage::New(v) => v.get("role").and_then(Value::as_str).map(str::to_string),
         };
-        let mut merged: Vec<OutputMessage> = Vec::with_capacity(out.len());
-        let mut last_origin = None;
+        let is_user = |o: &OutputMessage| match role(o) {
+            Some(r) => r == "user",
+            None => self.format == Format::Gemini,
+        };
+        let free = |at: Option<usize>| at.is_none_or(|i| !pinned.get(i).copied().unwrap_or(false));
+        // (the input message it ends with, the message)
+        let mut merged: Vec<(Option<usize>, OutputMessage)> = Vec::with_capacity(out.len());
         for (o, from) in out.into_iter().zip(origin) {
-            // two user messages the input already had in a row are the caller's own
-            let free =
-                |at: Option<usize>| at.is_none_or(|i| !pinned.get(i).copied().unwrap_or(false));
-            let join = is_user(&o)
-                && free(from)
-                && free(last_origin)
-                && merged.last().is_some_and(|prev| {
+            // Moltis notices are never sent: the user message before one is the neighbour
+            let host = merged
+                .iter()
+                .rposition(|(_, m)| role(m).as_deref() != Some("notice"))
+                .filter(|&j| {
+                    let (before, prev) = &merged[j];
                     is_user(prev)
-                        && !matches!((last_origin, from), (Some(a), Some(b)) if a + 1 == b)
+                        && is_user(&o)
+                        && free(*before)
+                        && free(from)
+                        // two user messages the input already had in a row are the caller's own
+                        && !matches!((before, from), (Some(a), Some(b)) if a + 1 == b)
                 });
-            last_origin = from;
-            if !join {
-                merged.push(o);
+            let Some(j) = host else {
+                merged.push((from, o));
                 continue;
-            }
-            let next = match o {
+            };
+            let value = |o: OutputMessage| match o {
                 OutputMessage::Kept(i) => self.messages[i].to_value(),
                 OutputMessage::New(v) => v,
             };
-            let host = match merged.pop() {
-                Some(OutputMessage::Kept(i)) => self.messages[i].to_value(),
-                Some(OutputMessage::New(v)) => v,
-                None => continue,
-            };
-            merged.push(OutputMessage::New(self.join(host, next, key)));
+            let (_, prev) = merged.remove(j);
+            let joined = self.join(value(prev), value(o), key);
+            merged.insert(j, (from, OutputMessage::New(joined)));
         }
-        merged
+        merged.into_iter().map(|(_, m)| m).collect()
     }
 
     /// `a` with the content of `b` appended (texts joined by a blank line when
@@ -481,6 +485,10 @@ impl<'a, N: Node<'a>> Document<'a, N> {
             }
         };
         host.insert(key.into(), content);
+        // what only the other message has (a kept message's `created_at`, `id`) stays
+        for (k, v) in other {
+            host.entry(k).or_insert(v);
+        }
         a
     }
 

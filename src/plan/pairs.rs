@@ -28,12 +28,12 @@ struct OpenGroup<'a> {
 }
 
 /// The assistant at the end of the input whose calls are still being answered
-/// (only results and notices follow it): its tools are running, so its missing
-/// results are not stubbed.
-fn pending_calls(views: &[Message<'_>]) -> Option<usize> {
+/// (only results and notices follow it; a user's words end the turn, even next
+/// to results): its tools are running, so its missing results are not stubbed.
+pub(crate) fn pending_calls(views: &[Message<'_>]) -> Option<usize> {
     let last = views
         .iter()
-        .rposition(|m| !m.has_results() && m.role != Role::Notice)?;
+        .rposition(|m| !matches!(m.role, Role::Tool | Role::Notice))?;
     // The turn may span several messages (Responses items): its first call opens it.
     let mut start = last;
     while start > 0 && views[start].continues {
