@@ -1044,6 +1044,11 @@ fn catalogue() -> Vec<Case> {
             bad_config(&["format", "bard", "openai"]),
         ),
         opts_case(
+            "unknown alternation",
+            json!({"alternation": "interleave"}),
+            bad_config(&["alternation", "interleave", "merge"]),
+        ),
+        opts_case(
             "unknown tokenizer",
             json!({"tokenizer": "gpt2"}),
             bad_config(&["tokenizer", "gpt2", "o200k"]),
