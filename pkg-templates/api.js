@@ -31,22 +31,28 @@ const encoder = new TextEncoder();
 
 // Scratch buffers, reused across calls and grown on demand.
 let words = new Uint32Array(1 << 14);
-let numbers = new Float64Array(256);
 let bytes = new Uint8Array(1 << 16);
 let nWords = 0;
-let nNumbers = 0;
 let nBytes = 0;
-// Byte ranges of short strings (keys, roles, types) already in `bytes` this call.
+// Where the strings of the segment being written start (offsets are relative to it).
+let base = 0;
+// Byte ranges of short strings (keys, roles, types) already in this segment.
 let shortStrings = new Map();
 // The history's message array as it was read (a getter may answer a new one each
 // time): the root array, or per message key of a request object the value written.
 let readMessages;
 let readKeys = new Map();
+/** Each message array written → the fingerprints of its messages. */
+let fingerprints = new Map();
 // Whether a string with lone UTF-16 surrogates was written (they travel as
 // private-use characters, so ids that differ only there stay different).
 let remapped = false;
 // Whether an encoding is under way (a getter or toJSON may call in again).
 let encoding = false;
+// Whether messages are written from (and into) the per-message cache this call.
+let caching = true;
+const bits = new Float64Array(1);
+const bitWords = new Uint32Array(bits.buffer);
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 const HIDDEN_SURROGATE = /[\u{10F800}-\u{10FFFF}]/gu;
@@ -84,8 +90,8 @@ function string(s) {
   const most = s.length * 3;
   if (nBytes + most > bytes.length) bytes = grow(bytes, nBytes + most);
   const { written } = encoder.encodeInto(s, bytes.subarray(nBytes));
-  if (s.length <= 24) shortStrings.set(s, [nBytes, written]);
-  word(nBytes);
+  if (s.length <= 24) shortStrings.set(s, [nBytes - base, written]);
+  word(nBytes - base);
   word(written);
   nBytes += written;
 }
@@ -112,10 +118,10 @@ function value(v, depth, path, key) {
         word(0);
         return;
       }
+      bits[0] = v;
       word(3);
-      if (nNumbers === numbers.length) numbers = grow(numbers, nNumbers + 1);
-      word(nNumbers);
-      numbers[nNumbers++] = v;
+      word(bitWords[0]);
+      word(bitWords[1]);
       return;
     case "boolean":
       word(v ? 2 : 1);
@@ -136,20 +142,22 @@ function value(v, depth, path, key) {
         if (v.length > MAX_ITEMS) throw invalid(`${path}: an array of ${v.length} items is more than the ${MAX_ITEMS} this library reads`);
         word(5);
         word(v.length);
-        const endAt = nWords;
+        const spanAt = nWords;
         word(0);
         // Name the message in errors (`messages[3]: …`, in every format, as the
         // Rust side names them); deeper levels keep that name.
         const named = depth === 0 || key !== undefined;
         if (depth === 0) readMessages = v;
         else if (named) readKeys.set(key, v);
+        const prints = named ? [] : undefined;
+        if (named) fingerprints.set(v, prints);
         for (let i = 0; i < v.length; i++) {
           const item = v[i];
           if (skipped(item)) word(0);
-          else if (named) message(item, depth + 1, `messages[${i}]`);
+          else if (named) prints.push(message(item, depth + 1, `messages[${i}]`));
           else value(item, depth + 1, path);
         }
-        words[endAt] = nWords;
+        words[spanAt] = nWords - spanAt - 1;
         return;
       }
       word(6);
@@ -170,7 +178,7 @@ function value(v, depth, path, key) {
         count++;
       }
       words[countAt] = count;
-      words[countAt + 1] = nWords;
+      words[countAt + 1] = nWords - countAt - 2;
       return;
     }
     default:
@@ -179,12 +187,80 @@ function value(v, depth, path, key) {
 }
 
 /**
- * Writes one message; a getter, Proxy trap or toJSON of the caller's that throws
- * becomes INVALID_INPUT naming the message, with the caller's error as `cause`.
+ * The fingerprint of a message: its shape, its string lengths and three
+ * characters of each string (FNV-1a steps), read as `value` reads it. It guards
+ * the per-message cache against a message edited in place; an edit that keeps
+ * every length and those characters goes unseen. A shape `value` would reject
+ * (too deep, a cycle) gets a fingerprint too: the message is then written, and
+ * `value` reports it.
  */
-function message(v, depth, path) {
+function fingerprint(v, depth, fp) {
+  switch (typeof v) {
+    case "string": {
+      const n = v.length;
+      fp = Math.imul(fp ^ n, 0x01000193);
+      if (n === 0) return fp;
+      fp = Math.imul(fp ^ v.charCodeAt(0), 0x01000193);
+      fp = Math.imul(fp ^ v.charCodeAt(n >> 1), 0x01000193);
+      return Math.imul(fp ^ v.charCodeAt(n - 1), 0x01000193);
+    }
+    case "number":
+      fp = Math.imul(fp ^ 3, 0x01000193);
+      fp = Math.imul(fp ^ (v | 0), 0x01000193);
+      return Math.imul(fp ^ ((v % 1) * 1e9), 0x01000193);
+    case "boolean":
+      return Math.imul(fp ^ (v ? 2 : 1), 0x01000193);
+    case "object": {
+      if (v === null || depth >= MAX_DEPTH) return Math.imul(fp ^ 7, 0x01000193);
+      if (typeof v.toJSON === "function") return fingerprint(v.toJSON(), depth + 1, fp);
+      if (Array.isArray(v)) {
+        fp = Math.imul(fp ^ (5 + v.length * 8), 0x01000193);
+        for (let i = 0; i < v.length && i < MAX_ITEMS; i++) fp = fingerprint(v[i], depth + 1, fp);
+        return fp;
+      }
+      fp = Math.imul(fp ^ 6, 0x01000193);
+      for (const k of Object.keys(v)) {
+        const item = v[k];
+        if (skipped(item)) continue;
+        fp = fingerprint(item, depth + 1, fingerprint(k, depth, fp));
+      }
+      return fp;
+    }
+    default:
+      return Math.imul(fp ^ 11, 0x01000193);
+  }
+}
+
+/**
+ * Each message object's cached segment: `{fp, words, bytes, remapped}` (its
+ * tape, position-independent, see src/tape.rs) and, once wasm estimated it,
+ * `by` (the tokenizer) and `record` (`[message tokens, result tokens…]`, see
+ * src/memo.rs). Kept while the caller holds the message.
+ */
+const segments = new WeakMap();
+
+/** Appends a cached segment. Short runs are copied in a loop: `set` costs more below ~100 elements. */
+function copy(cached) {
+  const w = cached.words;
+  if (nWords + w.length > words.length) words = grow(words, nWords + w.length);
+  if (w.length < 100) for (let i = 0; i < w.length; i++) words[nWords + i] = w[i];
+  else words.set(w, nWords);
+  nWords += w.length;
+  const b = cached.bytes;
+  if (nBytes + b.length > bytes.length) bytes = grow(bytes, nBytes + b.length);
+  if (b.length < 100) for (let i = 0; i < b.length; i++) bytes[nBytes + i] = b[i];
+  else bytes.set(b, nBytes);
+  nBytes += b.length;
+  remapped ||= cached.remapped;
+}
+
+/**
+ * Runs `write`; a getter, Proxy trap or toJSON of the caller's that throws
+ * becomes INVALID_INPUT naming `path`, with the caller's error as `cause`.
+ */
+function guarded(path, write) {
   try {
-    value(v, depth, path);
+    return write();
   } catch (e) {
     if (e instanceof CompactionError) throw e;
     const why = e instanceof Error ? e.message : String(e);
@@ -192,60 +268,97 @@ function message(v, depth, path) {
   }
 }
 
+/**
+ * Writes one message as a segment: copied from the cache when its fingerprint
+ * still matches, else written (and cached). Returns the fingerprint.
+ */
+function message(v, depth, path) {
+  return guarded(path, () => {
+    const cacheable = caching && v !== null && typeof v === "object";
+    const fp = cacheable ? fingerprint(v, depth, 0x811c9dc5) : 0;
+    const cached = cacheable ? segments.get(v) : undefined;
+    word(7);
+    word(nBytes);
+    if (cached !== undefined && cached.fp === fp) {
+      copy(cached);
+      return fp;
+    }
+    const [outerBase, outerShort, outerRemapped] = [base, shortStrings, remapped];
+    const [startWords, startBytes] = [nWords, nBytes];
+    base = nBytes;
+    shortStrings = new Map();
+    remapped = false;
+    try {
+      value(v, depth, path);
+      if (cacheable) {
+        segments.set(v, { fp, words: words.slice(startWords, nWords), bytes: bytes.slice(startBytes, nBytes), remapped });
+      }
+    } finally {
+      base = outerBase;
+      shortStrings = outerShort;
+      remapped ||= outerRemapped;
+    }
+    return fp;
+  });
+}
+
 /** Lets go of scratch buffers a very large history grew, so they are not held forever. */
 function release() {
   if (bytes.length > 1 << 24) bytes = new Uint8Array(1 << 16);
   if (words.length > 1 << 22) words = new Uint32Array(1 << 14);
-  if (numbers.length > 1 << 20) numbers = new Float64Array(256);
 }
 
 /**
- * Encodes `input` into the scratch buffers; returns the three views to pass to
+ * Encodes `input` into the scratch buffers; returns the two views to pass to
  * wasm, the message array as read, the request key it was read from (undefined
- * for an array), and whether lone surrogates were hidden. A call made from
- * inside the caller's getter or toJSON (re-entrant) encodes into buffers of its
- * own and leaves the outer encoding as it was.
+ * for an array), whether lone surrogates were hidden, and the messages'
+ * fingerprints. `cache`: whether messages come from and go to the per-message
+ * cache. A call made from inside the caller's getter or toJSON (re-entrant)
+ * encodes into buffers of its own and leaves the outer encoding as it was.
  */
-function tape(input, what) {
+function tape(input, what, cache = true) {
   if (input === undefined) {
     throw invalid(`${what}: expected ${EXPECTED_INPUT}, got undefined`);
   }
-  if (encoding) return nested(input, what);
+  if (encoding) return nested(input, what, cache);
   nWords = 0;
-  nNumbers = 0;
   nBytes = 0;
+  base = 0;
   shortStrings.clear();
   readMessages = undefined;
   readKeys = new Map();
+  fingerprints = new Map();
   remapped = false;
+  caching = cache;
   encoding = true;
   try {
-    message(input, 0, what);
+    guarded(what, () => value(input, 0, what));
   } finally {
     encoding = false;
   }
-  const views = [words.subarray(0, nWords), numbers.subarray(0, nNumbers), bytes.subarray(0, nBytes)];
+  const views = [words.subarray(0, nWords), bytes.subarray(0, nBytes)];
   // A request's messages are under the first message key it has (as wasm reads it).
   const key = readMessages === undefined ? MESSAGE_KEYS.find((k) => readKeys.has(k)) : undefined;
   const messages = readMessages ?? (key === undefined ? input : readKeys.get(key));
+  const prints = fingerprints.get(messages);
   readKeys = new Map();
-  return { views, messages, key, remapped };
+  fingerprints = new Map();
+  return { views, messages, key, remapped, prints };
 }
 
 /** `tape` while another encoding is under way: fresh buffers, the outer state restored. */
-function nested(input, what) {
-  const outer = [words, numbers, bytes, nWords, nNumbers, nBytes, shortStrings, readMessages, readKeys, remapped];
+function nested(input, what, cache) {
+  const outer = [words, bytes, nWords, nBytes, base, shortStrings, readMessages, readKeys, fingerprints, remapped, caching];
   words = new Uint32Array(1 << 10);
-  numbers = new Float64Array(64);
   bytes = new Uint8Array(1 << 12);
   shortStrings = new Map();
   encoding = false;
   try {
-    const t = tape(input, what);
+    const t = tape(input, what, cache);
     return { ...t, views: t.views.map((v) => v.slice()) };
   } finally {
     encoding = true;
-    [words, numbers, bytes, nWords, nNumbers, nBytes, shortStrings, readMessages, readKeys, remapped] = outer;
+    [words, bytes, nWords, nBytes, base, shortStrings, readMessages, readKeys, fingerprints, remapped, caching] = outer;
   }
 }
 
@@ -261,14 +374,17 @@ function restore(v) {
   return v;
 }
 
-function unwrap(envelope) {
+/** The parsed envelope `{ok, memo?}`; an error envelope throws. */
+function unwrapAll(envelope) {
   const parsed = JSON.parse(envelope);
   if (parsed.error) throw new CompactionError(parsed.error.code, parsed.error.message);
-  return parsed.ok;
+  return parsed;
 }
 
+const unwrap = (envelope) => unwrapAll(envelope).ok;
+
 // Keys the JS layer handles itself; everything else goes to wasm for validation.
-const JS_ONLY = new Set(["summarize", "signal", "countTokens", "count_tokens", "timeoutMs", "timeout_ms"]);
+const JS_ONLY = new Set(["summarize", "signal", "countTokens", "count_tokens", "timeoutMs", "timeout_ms", "cache"]);
 
 function optionsJson(options) {
   if (options === undefined || options === null) return "";
@@ -342,21 +458,73 @@ function withPins(opts, options, messages) {
   return JSON.stringify({ ...(opts ? JSON.parse(opts) : {}), pin: picked });
 }
 
-/** Calls a wasm export with the encoded history, the options and the caller's counter. */
+const NO_ESTIMATES = new Float64Array(0);
+
+/**
+ * The estimates known for `messages` (wasm's `known` layout, see src/memo.rs),
+ * and the tokenizer they are keyed by. A caller's `countTokens` is never
+ * answered from the cache: it may answer differently later.
+ */
+function knownEstimates(options, messages, prints) {
+  const custom = options?.countTokens ?? options?.count_tokens;
+  if (options?.cache === false || custom != null || !Array.isArray(messages) || prints === undefined) return [NO_ESTIMATES, undefined];
+  const by = String(options?.tokenizer ?? "o200k");
+  const found = new Array(messages.length);
+  let size = 0;
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i];
+    const e = m !== null && typeof m === "object" ? segments.get(m) : undefined;
+    if (e !== undefined && e.fp === prints[i] && e.by === by) {
+      found[i] = e.record;
+      size += e.record.length;
+    }
+  }
+  if (size === 0) return [NO_ESTIMATES, by];
+  const known = new Float64Array(messages.length + size);
+  let at = 0;
+  for (const record of found) {
+    if (record === undefined) {
+      at++;
+      continue;
+    }
+    known[at] = record.length;
+    known.set(record, at + 1);
+    at += 1 + record.length;
+  }
+  return [known, by];
+}
+
+/** Keeps the estimates wasm made in this call (`[index, length, record…]…`). */
+function keepEstimates(memo, by, messages, prints) {
+  if (memo === undefined || by === undefined) return;
+  for (let at = 0; at < memo.length; ) {
+    const [i, len] = [memo[at], memo[at + 1]];
+    const e = segments.get(messages[i]);
+    if (e !== undefined && e.fp === prints[i]) {
+      e.by = by;
+      e.record = memo.slice(at + 2, at + 2 + len);
+    }
+    at += 2 + len;
+  }
+}
+
+/** Calls a wasm export with the encoded history, the options, the caller's counter and the estimates known. */
 function call(exportFn, history, options, ...rest) {
   let opts = optionsJson(options);
   const [count, check] = counter(options);
-  const { views: [w, n, b], messages, key, remapped } = tape(history, "input");
+  const { views: [w, b], messages, key, remapped, prints } = tape(history, "input", options?.cache !== false);
   opts = withPins(opts, options, messages);
+  const [known, by] = knownEstimates(options, messages, prints);
   let envelope;
   try {
-    envelope = exportFn(w, n, b, opts, ...rest, count);
+    envelope = exportFn(w, b, opts, ...rest, count, known);
   } finally {
     release();
   }
   check();
-  const result = unwrap(envelope);
-  return { result: remapped ? restore(result) : result, messages, key };
+  const { ok, memo } = unwrapAll(envelope);
+  keepEstimates(memo, by, messages, prints);
+  return { result: remapped ? restore(ok) : ok, messages, key };
 }
 
 function isRequest(history) {
@@ -432,7 +600,7 @@ class Job {
   constructor(history, options) {
     this.options = optionsJson(options);
     [this.count, this.check] = counter(options);
-    const { views, messages, key, remapped } = tape(history, "input");
+    const { views, messages, key, remapped, prints } = tape(history, "input", options?.cache !== false);
     try {
       this.tape = views.map((v) => v.slice());
     } finally {
@@ -443,18 +611,22 @@ class Job {
     this.source = Array.isArray(messages) ? messages.slice() : [];
     this.key = key;
     this.remapped = remapped;
+    this.estimates = () => knownEstimates(options, this.source, prints);
+    this.keep = (memo, by) => keepEstimates(memo, by, this.source, prints);
   }
 
   /** The next step for the replies so far: `{ask}` or `{done}`. */
   step(replies, failure) {
-    const [w, n, b] = this.tape;
-    const envelope = raw.compactStepTape(w, n, b, this.options, JSON.stringify(replies), this.count);
+    const [w, b] = this.tape;
+    const [known, by] = this.estimates();
+    const envelope = raw.compactStepTape(w, b, this.options, JSON.stringify(replies), this.count, known);
     this.check();
     const parsed = JSON.parse(envelope);
     if (parsed.error) {
       const { code, message } = parsed.error;
       throw new CompactionError(code, message, code === "LLM_FAILED" ? { cause: failure } : undefined);
     }
+    this.keep(parsed.memo, by);
     return this.remapped ? restore(parsed.ok) : parsed.ok;
   }
 
@@ -703,10 +875,10 @@ export function validate(history, options) {
       throw new CompactionError("INVALID_CONFIG", `options: cannot be read (${cause.message})`, { cause });
     }
   }
-  const { views: [w, n, b], remapped } = tape(history, "input");
+  const { views: [w, b], remapped } = tape(history, "input");
   let envelope;
   try {
-    envelope = raw.validateTape(w, n, b, opts);
+    envelope = raw.validateTape(w, b, opts);
   } finally {
     release();
   }
@@ -714,9 +886,18 @@ export function validate(history, options) {
   return remapped ? restore(result) : result;
 }
 
+/**
+ * The context meter: the next request's estimated tokens (history, system prompt
+ * held apart, tool definitions, `pendingText`) against the window and the
+ * threshold, with each message's tokens in `perMessage`.
+ */
+export function measure(history, options, pendingText = "") {
+  return call(raw.measureTape, history, options, String(pendingText ?? "")).result;
+}
+
 /** Whether the next request (history + `pendingText`) reaches the auto-compact threshold. */
 export function shouldCompact(history, options, pendingText = "") {
-  return call(raw.shouldCompactTape, history, options, String(pendingText ?? "")).result.shouldCompact;
+  return measure(history, options, pendingText).shouldCompact;
 }
 
 /** Effective options and warnings from TOML (`[chat.compaction]` of a moltis.toml, or a bare table). */

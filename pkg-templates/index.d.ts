@@ -391,8 +391,17 @@ export interface CompactionOptions {
   tailBudgetRatio?: number;
   /** Older tool outputs longer than this many UTF-8 bytes become placeholders (default 200). */
   toolPruneCharThreshold?: number;
-  /** The model's context window in tokens (default 200000). */
+  /**
+   * The model's context window in tokens (input + output). Default: the window of
+   * the request's `model` when it is a well-known one (see the README), else 200000.
+   */
   contextWindow?: number;
+  /**
+   * Tokens kept free for the answer (default 0): the threshold is taken from
+   * contextWindow less this. A request's `max_tokens` / `max_completion_tokens` /
+   * `max_output_tokens` counts when it is larger.
+   */
+  reserveOutputTokens?: number;
   /** Model passed to the summarizer. */
   summaryModel?: string;
   /** Token limit passed to the summarizer (default 4096). */
@@ -447,6 +456,8 @@ export interface CompactionOptions {
   tool_prune_char_threshold?: number;
   /** snake_case spelling of `contextWindow`. */
   context_window?: number;
+  /** snake_case spelling of `reserveOutputTokens`. */
+  reserve_output_tokens?: number;
   /** snake_case spelling of `summaryModel`. */
   summary_model?: string;
   /** snake_case spelling of `maxSummaryTokens`. */
@@ -475,6 +486,7 @@ export interface EffectiveOptions {
   maxSummaryTokens: number;
   showSettingsHint: boolean;
   contextWindow: number;
+  reserveOutputTokens: number;
   maxToolResultBytes: number;
   format?: Format;
   /** Absent when it follows the format (merge for anthropic and gemini, keep otherwise). */
@@ -530,7 +542,7 @@ export interface Notice {
   /** Messages of the input: the messages this result covers (what `rebase` relies on). */
   messagesBefore: number;
   messagesAfter: number;
-  /** Estimated tokens of the input (system prompt included). */
+  /** Estimated tokens of the input (system prompt held apart and tool definitions included). */
   tokensBefore: number;
   /** Estimated tokens of the output. */
   tokensAfter: number;
@@ -550,6 +562,8 @@ export interface Notice {
   settingsHint?: string;
   /** The human notice, e.g. "🧹 Conversation compacted\nMode: Recency preserving\n…". */
   text: string;
+  /** The options in effect (clamped; the window chosen for the request's model; the answer's room). */
+  options: EffectiveOptions;
 }
 
 /** The result of a compaction. */
@@ -623,7 +637,48 @@ export declare function compactJsonString(json: string, options?: CompactionOpti
 /** Estimated tokens of a text, or of a whole history (framing included). */
 export declare function estimateTokens(input: string | History, options?: CompactionOptions): number;
 
-/** Whether the next request (history + pending text) reaches the auto-compact threshold. */
+/** Where the context window in effect came from. */
+export type WindowSource = "option" | "model" | "default";
+
+/** The context meter (`measure`): how full the next request is, message by message. */
+export interface Meter {
+  /** The format the history was read as. */
+  format: Format;
+  /** Estimated input tokens of the next request: messages, system prompt held apart, tool definitions, pending text. */
+  tokens: number;
+  /** The context window in effect (the option, else the request's well-known `model`, else 200000). */
+  contextWindow: number;
+  windowSource: WindowSource;
+  /** Tokens kept free for the answer: `reserveOutputTokens`, or the request's `max_tokens` (…) when larger. */
+  reservedOutputTokens: number;
+  /** The auto-compact threshold: round((contextWindow − reservedOutputTokens) × thresholdPercent). */
+  threshold: number;
+  /** tokens / contextWindow (above 1 the request overflows the window). */
+  fraction: number;
+  /** tokens ≥ threshold. */
+  shouldCompact: boolean;
+  /** Whether the count starts from provider-reported usage on the last assistant turn. */
+  reported: boolean;
+  /** Tokens of the system prompt held outside the messages (Anthropic `system`, Gemini `systemInstruction`, …). */
+  systemTokens: number;
+  /** Tokens of the request's tool definitions (`tools`, `functions`). */
+  toolsTokens: number;
+  /** Tokens of `pendingText`, framing included. */
+  pendingTokens: number;
+  /** Each message's estimated tokens, in input order (0 for UI-only notices and messages behind a provider compaction). */
+  perMessage: number[];
+  /** The options in effect for this history. */
+  options: EffectiveOptions;
+  warnings: Warning[];
+}
+
+/**
+ * The context meter: the next request's estimated tokens against the window and
+ * the threshold, with each message's tokens. Synchronous, no network.
+ */
+export declare function measure(history: History, options?: CompactionOptions, pendingText?: string): Meter;
+
+/** Whether the next request (history + pending text) reaches the auto-compact threshold (`measure(…).shouldCompact`). */
 export declare function shouldCompact(history: History, options?: CompactionOptions, pendingText?: string): boolean;
 
 /** The backend a history is checked for, when it adds rules of its own to the format's. */

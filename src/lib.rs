@@ -29,18 +29,19 @@
 mod error;
 mod formats;
 mod json;
+mod memo;
 mod message;
+mod meter;
 mod modes;
 mod notice;
 pub mod options;
 mod plan;
+mod request;
 pub mod summarizer;
 mod summary;
 mod tape;
 mod text;
 pub mod tokens;
-mod toml_lite;
-mod trigger;
 mod validate;
 
 #[cfg(target_arch = "wasm32")]
@@ -53,16 +54,19 @@ pub use error::{Error, ErrorKind, Result};
 pub use options::{Mode, Options, ParsedOptions, Warning};
 
 pub use formats::{Format, OutputMessage};
+pub use meter::Meter;
 pub use notice::{Fallback, Notice};
-pub use trigger::Trigger;
+pub use request::WindowSource;
 pub use validate::{validate, ValidateOptions, Validation, Violation};
 
 use formats::{Document, Stamp};
 use json::Node;
+use memo::Memo;
 use message::Message;
+use request::Spend;
 pub use summarizer::{compact_with_summarizer, Reply, Summarizer, SummaryRequest, Usage};
 use summary::{Done, Turn};
-use tokens::{message_tokens, Capped, Estimator, TokenCounter};
+use tokens::{Capped, Estimator, TokenCounter};
 
 /// The result of a compaction (SPEC §7).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -90,15 +94,15 @@ fn entropy() -> u64 {
         .finish()
 }
 
-/// Reads `doc`'s messages and estimates each one's tokens.
+/// Reads `doc`'s messages and estimates each one's tokens (or takes the
+/// estimate `memo` holds from an earlier call).
 fn views<'a, N: Node<'a>>(
     doc: &Document<'a, N>,
     counter: &dyn TokenCounter,
+    memo: &Memo<'_>,
 ) -> Result<Vec<Message<'a>>> {
     let mut views = doc.read()?;
-    for v in &mut views {
-        v.tokens = message_tokens(v, counter);
-    }
+    memo.estimate(&mut views, counter);
     // Behind a provider's compaction the provider reads nothing: those messages
     // stay in the caller's history but cost no tokens.
     if let Some(b) = views.iter().rposition(|m| m.boundary) {
@@ -107,9 +111,46 @@ fn views<'a, N: Node<'a>>(
     Ok(views)
 }
 
-/// Tokens of the system prompt held outside the messages (Anthropic `system`).
-fn system_tokens<'a, N: Node<'a>>(doc: &Document<'a, N>, counter: &dyn TokenCounter) -> u64 {
-    doc.system_texts().iter().map(|t| counter.count(t)).sum()
+/// A history read for planning: its document, its views with their estimates,
+/// what the request spends besides them, and the options in effect for it.
+struct Opened<'a, N: Node<'a>> {
+    doc: Document<'a, N>,
+    views: Vec<Message<'a>>,
+    spend: Spend,
+    config: ParsedOptions,
+    window: WindowSource,
+}
+
+impl<'a, N: Node<'a>> Opened<'a, N> {
+    fn read(
+        input: N,
+        config: &ParsedOptions,
+        counter: &dyn TokenCounter,
+        memo: &Memo<'_>,
+    ) -> Result<Self> {
+        let doc = formats::open(input, config.options.format)?;
+        let views = views(&doc, counter, memo)?;
+        let spend = Spend::read(&doc, counter);
+        let (options, window) = spend.apply(config);
+        Ok(Opened {
+            doc,
+            views,
+            spend,
+            config: ParsedOptions {
+                options,
+                ..config.clone()
+            },
+            window,
+        })
+    }
+
+    /// The whole request's tokens: messages plus what travels besides them.
+    fn tokens(&self) -> u64 {
+        self.views
+            .iter()
+            .map(|v| v.tokens)
+            .fold(self.spend.fixed(), u64::saturating_add)
+    }
 }
 
 /// Compacts `input` (a message array or a request object) with the offline modes,
@@ -124,7 +165,7 @@ pub fn compact_with(
     config: &ParsedOptions,
     counter: &dyn TokenCounter,
 ) -> Result<Compaction> {
-    let planned = compact_planned(input, config, counter)?;
+    let planned = compact_planned(input, config, counter, &Memo::default())?;
     Ok(assemble(input, planned))
 }
 
@@ -186,6 +227,7 @@ pub(crate) fn compact_planned<'a, N: Node<'a>>(
     input: N,
     config: &ParsedOptions,
     counter: &dyn TokenCounter,
+    memo: &Memo<'_>,
 ) -> Result<IndexedCompaction> {
     let mode = config.options.mode;
     if matches!(mode, Mode::Structured | Mode::LlmReplace) {
@@ -198,7 +240,7 @@ pub(crate) fn compact_planned<'a, N: Node<'a>>(
             ),
         ));
     }
-    match step(input, config, counter, &[])? {
+    match step(input, config, counter, &[], memo)? {
         summarizer::Next::Done(planned) => Ok(planned),
         summarizer::Next::Summarize(_) => Err(Error::new(
             ErrorKind::SummarizerRequired,
@@ -217,7 +259,7 @@ pub fn compact_step(
     counter: &dyn TokenCounter,
     replies: &[Reply],
 ) -> Result<summarizer::Next> {
-    step(input, config, counter, replies)
+    step(input, config, counter, replies, &Memo::default())
 }
 
 /// [`compact_step`] on any JSON reader (the wasm build reads the value tape).
@@ -226,11 +268,12 @@ pub(crate) fn step<'a, N: Node<'a>>(
     config: &ParsedOptions,
     counter: &dyn TokenCounter,
     replies: &[Reply],
+    memo: &Memo<'_>,
 ) -> Result<summarizer::Next> {
     let counter = &Capped(counter);
-    let o = &config.options;
-    let doc = formats::open(input, o.format)?;
-    let views = views(&doc, counter)?;
+    let opened = Opened::read(input, config, counter, memo)?;
+    let (doc, views, o) = (&opened.doc, &opened.views, &opened.config.options);
+    let fixed = opened.spend.fixed();
     if views.is_empty() {
         return Err(Error::new(
             ErrorKind::EmptyHistory,
@@ -246,17 +289,17 @@ pub(crate) fn step<'a, N: Node<'a>>(
     };
     let turn = match o.mode {
         Mode::Deterministic => {
-            Turn::Done(offline(modes::deterministic::plan(&views, o, placement)?))
+            Turn::Done(offline(modes::deterministic::plan(views, o, placement)?))
         }
         Mode::RecencyPreserving => Turn::Done(offline(modes::recency::plan(
-            &views, o, placement, counter,
+            views, o, placement, counter, fixed,
         )?)),
-        Mode::Structured => modes::structured::step(&views, o, placement, counter, replies)?,
-        Mode::LlmReplace => modes::llm_replace::step(&views, o, placement, counter, replies)?,
+        Mode::Structured => modes::structured::step(views, o, placement, counter, replies, fixed)?,
+        Mode::LlmReplace => modes::llm_replace::step(views, o, placement, counter, replies)?,
     };
     match turn {
         Turn::Ask(ask) => Ok(summarizer::Next::Summarize(SummaryRequest {
-            messages: doc.render_request(&views, &ask.input.plan, ask.system, &ask.instruction),
+            messages: doc.render_request(views, &ask.input.plan, ask.system, &ask.instruction),
             mode: ask.mode,
             system: ask.system.to_string(),
             instruction: ask.instruction,
@@ -266,21 +309,18 @@ pub(crate) fn step<'a, N: Node<'a>>(
             estimated_input_tokens: ask.tokens,
             attempt: ask.attempt,
         })),
-        Turn::Done(done) => {
-            finish(&doc, &views, config, counter, done, replies).map(summarizer::Next::Done)
-        }
+        Turn::Done(done) => finish(&opened, counter, done, replies).map(summarizer::Next::Done),
     }
 }
 
 /// Renders a finished compaction and writes its notice.
 fn finish<'a, N: Node<'a>>(
-    doc: &Document<'a, N>,
-    views: &[Message<'a>],
-    config: &ParsedOptions,
+    opened: &Opened<'a, N>,
     counter: &dyn TokenCounter,
     done: Done,
     replies: &[Reply],
 ) -> Result<IndexedCompaction> {
+    let (doc, views, config) = (&opened.doc, &opened.views[..], &opened.config);
     let o = &config.options;
     let stamp = Stamp {
         ids: doc.messages.iter().any(|m| {
@@ -294,8 +334,8 @@ fn finish<'a, N: Node<'a>>(
     if o.merges_turns(doc.format) {
         output = doc.merge_turns(&done.outcome.plan, output, &plan::window::pinned(views, o));
     }
-    let system = system_tokens(doc, counter);
-    let tokens_before = system + views.iter().map(|v| v.tokens).sum::<u64>();
+    let system = opened.spend.fixed();
+    let tokens_before = opened.tokens();
     // Kept messages reuse their estimate; only new and edited ones are read again.
     let mut tokens_after = system;
     for out in &output {
@@ -305,7 +345,10 @@ fn finish<'a, N: Node<'a>>(
                 // read through a tape, so the wasm build needs no `&Value` adapters
                 let tape = tape::encode(v);
                 let one = formats::single(doc.format, tape.open()?.root());
-                self::views(&one, counter)?.iter().map(|v| v.tokens).sum()
+                self::views(&one, counter, &Memo::default())?
+                    .iter()
+                    .map(|v| v.tokens)
+                    .sum()
             }
         };
     }
@@ -325,7 +368,8 @@ fn finish<'a, N: Node<'a>>(
     let mut warnings: Vec<Warning> = config.warnings.clone();
     warnings.extend(done.outcome.warnings);
     if !fits {
-        // What no mode may shrink: the system prompt and the newest request.
+        // What no mode may shrink: the system prompt, the tool definitions and
+        // the newest request.
         let newest = plan::window::newest_request(views);
         let fixed = system
             + views
@@ -337,7 +381,7 @@ fn finish<'a, N: Node<'a>>(
         warnings.push(Warning {
             code: "DOES_NOT_FIT",
             message: format!(
-                "the result is about {} but should stay under {} (contextWindow × thresholdPercent); the system messages and the newest request alone take {}",
+                "the result is about {} but should stay under {} ((contextWindow − reserveOutputTokens) × thresholdPercent); the system prompt, tool definitions and the newest request alone take {}",
                 text::count(tokens_after, "token"),
                 text::count(target, "token"),
                 text::count(fixed, "token")
@@ -377,6 +421,7 @@ fn finish<'a, N: Node<'a>>(
             compaction_total_tokens: usage.input_tokens + usage.output_tokens,
             usage_estimated: estimated,
             settings_hint: hint.then(|| notice::SETTINGS_HINT.to_string()),
+            options: o.clone(),
         },
         output,
         summary: done.outcome.summary,
@@ -410,7 +455,12 @@ pub(crate) fn check_seam<'a, N: Node<'a>>(
 /// Estimated tokens of a text (a JSON string) or of a whole history (array or
 /// request object), framing included.
 pub fn estimate_tokens(input: &Value, config: &ParsedOptions) -> Result<u64> {
-    estimate(input, config, &Estimator(config.options.tokenizer))
+    estimate(
+        input,
+        config,
+        &Estimator(config.options.tokenizer),
+        &Memo::default(),
+    )
 }
 
 /// Like [`estimate_tokens`], counting with `counter`.
@@ -419,7 +469,7 @@ pub fn estimate_tokens_with(
     config: &ParsedOptions,
     counter: &dyn TokenCounter,
 ) -> Result<u64> {
-    estimate(input, config, counter)
+    estimate(input, config, counter, &Memo::default())
 }
 
 /// [`estimate_tokens_with`] on any JSON reader.
@@ -427,49 +477,52 @@ pub(crate) fn estimate<'a, N: Node<'a>>(
     input: N,
     config: &ParsedOptions,
     counter: &dyn TokenCounter,
+    memo: &Memo<'_>,
 ) -> Result<u64> {
     let counter = &Capped(counter);
     if let Some(s) = input.as_str() {
         return Ok(counter.count(s));
     }
-    let doc = formats::open(input, config.options.format)?;
-    let views = views(&doc, counter)?;
-    Ok(system_tokens(&doc, counter)
-        .saturating_add(views.iter().map(|v| v.tokens).fold(0, u64::saturating_add)))
+    Ok(Opened::read(input, config, counter, memo)?.tokens())
 }
 
-/// The auto-compact trigger of SPEC §3 for `input` plus the `pending` new text.
-pub fn should_compact(input: &Value, config: &ParsedOptions, pending: &str) -> Result<Trigger> {
-    trigger(input, config, pending, &Estimator(config.options.tokenizer))
+/// The context meter for `input` (array or request object) plus the `pending`
+/// new text: tokens per message and in all, the window, the threshold, and
+/// whether to compact before sending (SPEC §3).
+pub fn measure(input: &Value, config: &ParsedOptions, pending: &str) -> Result<Meter> {
+    measure_with(input, config, pending, &Estimator(config.options.tokenizer))
 }
 
-/// Like [`should_compact`], counting with `counter`.
-pub fn should_compact_with(
+/// Like [`measure`], counting with `counter`.
+pub fn measure_with(
     input: &Value,
     config: &ParsedOptions,
     pending: &str,
     counter: &dyn TokenCounter,
-) -> Result<Trigger> {
-    trigger(input, config, pending, counter)
+) -> Result<Meter> {
+    meter(input, config, pending, counter, &Memo::default())
 }
 
-/// [`should_compact_with`] on any JSON reader.
-pub(crate) fn trigger<'a, N: Node<'a>>(
+/// [`measure_with`] on any JSON reader.
+pub(crate) fn meter<'a, N: Node<'a>>(
     input: N,
     config: &ParsedOptions,
     pending: &str,
     counter: &dyn TokenCounter,
-) -> Result<Trigger> {
+    memo: &Memo<'_>,
+) -> Result<Meter> {
     let counter = &Capped(counter);
-    let doc = formats::open(input, config.options.format)?;
-    let views = views(&doc, counter)?;
-    Ok(trigger::evaluate(
-        &views,
-        system_tokens(&doc, counter),
-        &config.options,
+    let o = Opened::read(input, config, counter, memo)?;
+    let mut meter = meter::read(
+        o.doc.format,
+        &o.views,
+        &o.spend,
+        (&o.config.options, o.window),
         pending,
         counter,
-    ))
+    );
+    meter.warnings = o.config.warnings;
+    Ok(meter)
 }
 
 /// Parses JSON text; a syntax error is `INVALID_INPUT` naming `what`.
@@ -513,6 +566,7 @@ pub fn compact_json(input: &str, options: &str) -> Result<String> {
         tape.open()?.root(),
         &config,
         &Estimator(config.options.tokenizer),
+        &Memo::default(),
     )?;
     let mut result = assemble(&value, planned);
     result.warnings.extend(warning);

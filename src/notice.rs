@@ -3,7 +3,7 @@
 use serde::Serialize;
 
 use crate::formats::Format;
-use crate::options::Mode;
+use crate::options::{Mode, Options};
 use crate::summarizer::Usage;
 use crate::text::count;
 
@@ -24,7 +24,7 @@ pub struct Fallback {
 }
 
 /// What a compaction did.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Notice {
     /// The format the input was read as (detected, or forced with `format`).
@@ -63,6 +63,9 @@ pub struct Notice {
     pub settings_hint: Option<String>,
     /// The human notice.
     pub text: String,
+    /// The options in effect: clamped, with the window chosen for the request's
+    /// model and the room reserved for its answer.
+    pub options: Options,
 }
 
 /// The human notice text: what ran, the LLM tokens it used, why it fell back.

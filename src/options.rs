@@ -10,7 +10,9 @@ use serde_json::Value;
 use crate::error::{Error, Result};
 use crate::formats::{Format, FORMATS};
 use crate::tokens::Profile;
-use crate::toml_lite::{self, TomlValue};
+
+mod toml;
+use toml::TomlValue;
 
 /// The compaction strategy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
@@ -93,8 +95,13 @@ pub struct Options {
     pub max_summary_tokens: u64,
     /// Include the settings hint in the notice.
     pub show_settings_hint: bool,
-    /// The model's context window in tokens.
+    /// The model's context window in tokens (input and output). When the caller
+    /// gives none and a request names a well-known `model`, its window is used.
     pub context_window: u64,
+    /// Tokens kept free for the answer: the trigger and the fit target are taken
+    /// from `context_window` less this. A request's own `max_tokens` (or
+    /// `max_completion_tokens`, `max_output_tokens`) counts when it is larger.
+    pub reserve_output_tokens: u64,
     /// Cap on each tool output in the summarizer input (bytes).
     pub max_tool_result_bytes: usize,
     /// Force the message format instead of detecting it.
@@ -162,6 +169,7 @@ impl Default for Options {
             max_summary_tokens: 4096,
             show_settings_hint: true,
             context_window: 200_000,
+            reserve_output_tokens: 0,
             max_tool_result_bytes: 50_000,
             format: None,
             alternation: None,
@@ -182,15 +190,21 @@ fn round_tokens(x: f64) -> u64 {
 }
 
 impl Options {
-    /// Tokens of verbatim tail: `max(1, round(context_window × threshold × ratio))`.
+    /// The window the input may fill: `context_window` less the answer's room.
+    pub fn input_window(&self) -> u64 {
+        self.context_window
+            .saturating_sub(self.reserve_output_tokens)
+    }
+
+    /// Tokens of verbatim tail: `max(1, round(input_window × threshold × ratio))`.
     pub fn tail_budget(&self) -> u64 {
-        round_tokens(self.context_window as f64 * self.threshold_percent * self.tail_budget_ratio)
+        round_tokens(self.input_window() as f64 * self.threshold_percent * self.tail_budget_ratio)
             .max(1)
     }
 
-    /// The auto-compact trigger: `max(1, round(context_window × threshold))`.
+    /// The auto-compact trigger: `max(1, round(input_window × threshold))`.
     pub fn trigger_tokens(&self) -> u64 {
-        round_tokens(self.context_window as f64 * self.threshold_percent).max(1)
+        round_tokens(self.input_window() as f64 * self.threshold_percent).max(1)
     }
 }
 
@@ -211,6 +225,9 @@ pub struct ParsedOptions {
     pub options: Options,
     /// Clamps, unknown keys and the like.
     pub warnings: Vec<Warning>,
+    /// Whether `context_window` was given; when not, a request's well-known
+    /// `model` chooses the window.
+    pub context_window_given: bool,
 }
 
 /// A value as it came from TOML or JSON, before validation.
@@ -257,6 +274,7 @@ impl Given {
             TomlValue::Array(items) => {
                 Given::List(items.into_iter().map(Given::from_toml).collect())
             }
+            TomlValue::Table(_) => Given::Other("a table"),
             TomlValue::Other(kind) => Given::Other(kind),
         }
     }
@@ -418,6 +436,7 @@ fn clamp(entry: &Entry, value: f64, lo: f64, hi: f64, warnings: &mut Vec<Warning
 fn validate(entries: Vec<Entry>) -> Result<ParsedOptions> {
     let mut o = Options::default();
     let mut warnings = Vec::new();
+    let mut window_given = false;
     o.strict = match entries.iter().find(|e| e.key == "strict") {
         Some(e) => e.boolean()?,
         None => false,
@@ -448,7 +467,11 @@ fn validate(entries: Vec<Entry>) -> Result<ParsedOptions> {
                 o.max_tool_result_bytes = to_usize(e.integer(&mut warnings)?)
             }
             "max_summary_tokens" => o.max_summary_tokens = e.integer(&mut warnings)?,
-            "context_window" => o.context_window = e.integer(&mut warnings)?,
+            "context_window" => {
+                o.context_window = e.integer(&mut warnings)?;
+                window_given = true;
+            }
+            "reserve_output_tokens" => o.reserve_output_tokens = e.integer(&mut warnings)?,
             "summary_model" => o.summary_model = Some(e.string()?.to_string()),
             "pin" => {
                 o.pin = e
@@ -552,6 +575,7 @@ fn validate(entries: Vec<Entry>) -> Result<ParsedOptions> {
     Ok(ParsedOptions {
         options: o,
         warnings,
+        context_window_given: window_given,
     })
 }
 
@@ -608,11 +632,11 @@ pub fn from_json_text(text: &str) -> Result<ParsedOptions> {
 }
 
 /// Options from a TOML document: the `[chat.compaction]` table of a moltis.toml
-/// (a document with a `chat` table), or a document whose top level is that table.
+/// (a document whose `chat` table has a key), or a document whose top level is
+/// that table. The document must be valid TOML (as the `toml` crate reads it).
 pub fn from_toml(text: &str) -> Result<ParsedOptions> {
     let lines = LineIndex::new(text);
-    let at = |offset: usize| Some(lines.line_col(offset));
-    let entries = toml_lite::parse(text).map_err(|e| {
+    let entries = toml::parse(text).map_err(|e| {
         let (l, c) = lines.line_col(e.offset);
         Error::config(format!(
             "invalid TOML (line {l}, column {c}): {}",
@@ -626,22 +650,21 @@ pub fn from_toml(text: &str) -> Result<ParsedOptions> {
     let mut options: Vec<Entry> = Vec::new();
     let mut names: HashSet<String> = HashSet::new();
     for e in entries {
-        if !e.path.iter().zip(prefix).all(|(a, b)| a == b) || e.path.len() < prefix.len() {
+        if e.path.len() < prefix.len() || !e.path.iter().zip(prefix).all(|(a, b)| a == b) {
             continue;
         }
         let Some(key) = e.path.get(prefix.len()) else {
+            if matches!(e.value, TomlValue::Table(_)) {
+                continue;
+            }
             let (l, c) = lines.line_col(e.offset);
             return Err(Error::config(format!(
-                "chat.compaction: expected a table of options ([chat.compaction]), got a value (line {l}, column {c})"
+                "chat.compaction: expected a table of options ([chat.compaction]), got {} (line {l}, column {c})",
+                Given::from_toml(e.value).type_name()
             )));
         };
+        // a table's keys follow its own entry: the option is the table
         if !names.insert(key.clone()) {
-            if e.path.len() == prefix.len() + 1 {
-                let (l, c) = lines.line_col(e.offset);
-                return Err(Error::config(format!(
-                    "{key}: set twice (line {l}, column {c}); keep one"
-                )));
-            }
             continue;
         }
         let value = if e.path.len() > prefix.len() + 1 {
@@ -653,7 +676,7 @@ pub fn from_toml(text: &str) -> Result<ParsedOptions> {
             key: snake_case(key),
             name: key.clone(),
             value,
-            location: at(e.offset),
+            location: Some(lines.line_col(e.offset)),
         });
     }
     validate(options)

@@ -147,9 +147,11 @@ pub struct SummaryRequest<M> {
     pub attempt: u32,
 }
 
-/// The next step of an LLM-mode compaction.
+/// The next step of an LLM-mode compaction. (Returned once a step, never stored
+/// in bulk: the size of the `Done` variant costs nothing worth a box.)
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[allow(clippy::large_enum_variant)]
 pub enum Next {
     /// Call the summarizer with this request, then step again with its reply added.
     #[serde(rename = "ask")]

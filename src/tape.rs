@@ -2,19 +2,23 @@
 //! core without `JSON.stringify` (the package's JS layer writes it; see
 //! `pkg-templates/api.js`).
 //!
-//! Three buffers: `words` (u32) hold the structure, `numbers` (f64) the numbers,
-//! `bytes` the UTF-8 text of every string. A node is one tag word plus payload:
+//! Two buffers: `words` (u32) hold the structure, `bytes` the UTF-8 text of
+//! every string. A node is one tag word plus payload:
 //!
 //! | tag | node | payload words |
 //! |---|---|---|
 //! | 0 | null | — |
 //! | 1 | false | — |
 //! | 2 | true | — |
-//! | 3 | number | index into `numbers` |
-//! | 4 | string | byte offset, byte length |
-//! | 5 | array | count, end (index of the word after the array), then `count` nodes |
-//! | 6 | object | count, end, then `count` × (key offset, key length, value node) |
+//! | 3 | number | the f64's bits, low word first |
+//! | 4 | string | byte offset (from the segment's base), byte length |
+//! | 5 | array | count, span (words of the items), then `count` nodes |
+//! | 6 | object | count, span, then `count` × (key offset, key length, value node) |
+//! | 7 | segment | base (an absolute byte offset), then one node |
 //!
+//! Nothing in a node names an absolute position but a segment's base, so the
+//! words and bytes of a message written once can be copied into the next call's
+//! tape as they are (the JS layer caches each message's segment).
 //! [`Tape::open`] checks the whole structure once; after that every node can be
 //! read in place ([`crate::json::Node`]) without building `serde_json` values.
 
@@ -30,15 +34,15 @@ pub(crate) const MAX_DEPTH: usize = 128;
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Tape<'a> {
     words: &'a [u32],
-    numbers: &'a [f64],
     bytes: &'a [u8],
 }
 
-/// One node of a [`Tape`].
+/// One node of a [`Tape`]: where it starts, and the base of its strings.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct TapeNode<'a> {
     tape: Tape<'a>,
     at: usize,
+    base: usize,
 }
 
 fn malformed(what: &str) -> Error {
@@ -47,13 +51,9 @@ fn malformed(what: &str) -> Error {
 
 impl<'a> Tape<'a> {
     /// Checks the structure of a tape; the root node starts at word 0.
-    pub(crate) fn open(words: &'a [u32], numbers: &'a [f64], bytes: &'a [u8]) -> Result<Tape<'a>> {
-        let tape = Tape {
-            words,
-            numbers,
-            bytes,
-        };
-        if tape.check(0, 0)? != words.len() {
+    pub(crate) fn open(words: &'a [u32], bytes: &'a [u8]) -> Result<Tape<'a>> {
+        let tape = Tape { words, bytes };
+        if tape.check(0, 0, 0)? != words.len() {
             return Err(malformed("trailing words"));
         }
         Ok(tape)
@@ -61,7 +61,20 @@ impl<'a> Tape<'a> {
 
     /// The root node.
     pub(crate) fn root(self) -> TapeNode<'a> {
-        TapeNode { tape: self, at: 0 }
+        self.node(0, 0)
+    }
+
+    /// The node at `at`, seen through any segment headers there.
+    fn node(self, mut at: usize, mut base: usize) -> TapeNode<'a> {
+        while self.words.get(at) == Some(&7) {
+            base = self.words.get(at + 1).map_or(0, |b| *b as usize);
+            at += 2;
+        }
+        TapeNode {
+            tape: self,
+            at,
+            base,
+        }
     }
 
     fn word(&self, at: usize) -> Result<usize> {
@@ -71,23 +84,31 @@ impl<'a> Tape<'a> {
             .ok_or_else(|| malformed("ends early"))
     }
 
-    fn check_string(&self, at: usize) -> Result<()> {
+    /// Checks that the string at `at` lies in the bytes and is UTF-8, so that
+    /// reading it later needs no check.
+    fn check_string(&self, at: usize, base: usize) -> Result<()> {
         let (off, len) = (self.word(at)?, self.word(at + 1)?);
-        match off.checked_add(len) {
-            Some(end) if end <= self.bytes.len() => Ok(()),
-            _ => Err(malformed("string out of range")),
-        }
+        let text = base
+            .checked_add(off)
+            .and_then(|start| self.bytes.get(start..start.checked_add(len)?))
+            .ok_or_else(|| malformed("string out of range"))?;
+        std::str::from_utf8(text).map_err(|_| malformed("string not UTF-8"))?;
+        Ok(())
     }
 
     /// Checks the node at `at`; returns the index of the word after it.
-    fn check(&self, at: usize, depth: usize) -> Result<usize> {
+    fn check(&self, at: usize, depth: usize, base: usize) -> Result<usize> {
         match self.word(at)? {
             0..=2 => Ok(at + 1),
-            3 => match self.numbers.get(self.word(at + 1)?) {
-                Some(_) => Ok(at + 2),
-                None => Err(malformed("number out of range")),
-            },
-            4 => self.check_string(at + 1).map(|()| at + 3),
+            3 => self.word(at + 2).map(|_| at + 3),
+            4 => self.check_string(at + 1, base).map(|()| at + 3),
+            7 => {
+                let base = self.word(at + 1)?;
+                if base > self.bytes.len() {
+                    return Err(malformed("segment base out of range"));
+                }
+                self.check(at + 2, depth, base)
+            }
             tag @ (5 | 6) => {
                 if depth >= MAX_DEPTH {
                     return Err(Error::input(
@@ -95,20 +116,23 @@ impl<'a> Tape<'a> {
                         format!("nested deeper than {MAX_DEPTH} levels; flatten the data or check for a cycle"),
                     ));
                 }
-                let (count, end) = (self.word(at + 1)?, self.word(at + 2)?);
+                let (count, span) = (self.word(at + 1)?, self.word(at + 2)?);
+                let end = (at + 3)
+                    .checked_add(span)
+                    .ok_or_else(|| malformed("span out of range"))?;
                 let mut pos = at + 3;
                 for _ in 0..count {
                     if pos >= end {
-                        return Err(malformed("count and end disagree"));
+                        return Err(malformed("count and span disagree"));
                     }
                     if tag == 6 {
-                        self.check_string(pos)?;
+                        self.check_string(pos, base)?;
                         pos += 2;
                     }
-                    pos = self.check(pos, depth + 1)?;
+                    pos = self.check(pos, depth + 1, base)?;
                 }
                 if pos != end {
-                    return Err(malformed("count and end disagree"));
+                    return Err(malformed("count and span disagree"));
                 }
                 Ok(end)
             }
@@ -116,27 +140,31 @@ impl<'a> Tape<'a> {
         }
     }
 
-    fn text(&self, at: usize) -> Option<&'a str> {
-        let off = *self.words.get(at)? as usize;
+    fn raw(&self, at: usize, base: usize) -> Option<&'a [u8]> {
+        let start = base.checked_add(*self.words.get(at)? as usize)?;
         let len = *self.words.get(at + 1)? as usize;
-        std::str::from_utf8(self.bytes.get(off..off.checked_add(len)?)?).ok()
+        self.bytes.get(start..start.checked_add(len)?)
     }
 
-    fn key_is(&self, at: usize, key: &str) -> bool {
-        let (Some(&off), Some(&len)) = (self.words.get(at), self.words.get(at + 1)) else {
-            return false;
-        };
-        let off = off as usize;
-        len as usize == key.len() && self.bytes.get(off..off + key.len()) == Some(key.as_bytes())
+    /// The string at `at` (checked UTF-8 by [`Tape::open`]; re-checked only if not).
+    fn text(&self, at: usize, base: usize) -> Option<&'a str> {
+        std::str::from_utf8(self.raw(at, base)?).ok()
+    }
+
+    fn key_is(&self, at: usize, base: usize, key: &str) -> bool {
+        self.raw(at, base) == Some(key.as_bytes())
     }
 
     /// The index of the word after the node at `at`.
     fn next(&self, at: usize) -> usize {
         match self.words.get(at) {
             Some(0..=2) => at + 1,
-            Some(3) => at + 2,
-            Some(4) => at + 3,
-            Some(5 | 6) => self.words.get(at + 2).map_or(usize::MAX, |e| *e as usize),
+            Some(3 | 4) => at + 3,
+            Some(5 | 6) => self
+                .words
+                .get(at + 2)
+                .map_or(usize::MAX, |span| at.saturating_add(3 + *span as usize)),
+            Some(7) => self.next(at + 2),
             _ => usize::MAX,
         }
     }
@@ -162,10 +190,13 @@ impl<'a> TapeNode<'a> {
     }
 
     fn node(self, at: usize) -> TapeNode<'a> {
-        TapeNode {
-            tape: self.tape,
-            at,
-        }
+        self.tape.node(at, self.base)
+    }
+
+    fn number(self) -> Option<f64> {
+        let words = self.tape.words;
+        let (lo, hi) = (*words.get(self.at + 1)?, *words.get(self.at + 2)?);
+        Some(f64::from_bits(u64::from(hi) << 32 | u64::from(lo)))
     }
 }
 
@@ -183,7 +214,7 @@ impl<'a> Node<'a> for TapeNode<'a> {
 
     fn as_str(self) -> Option<&'a str> {
         (self.tag() == 4)
-            .then(|| self.tape.text(self.at + 1))
+            .then(|| self.tape.text(self.at + 1, self.base))
             .flatten()
     }
 
@@ -199,10 +230,7 @@ impl<'a> Node<'a> for TapeNode<'a> {
         if self.tag() != 3 {
             return None;
         }
-        let n = *self
-            .tape
-            .numbers
-            .get(*self.tape.words.get(self.at + 1)? as usize)?;
+        let n = self.number()?;
         (n >= 0.0 && n.fract() == 0.0 && n < 1.8e19).then_some(n as u64)
     }
 
@@ -212,7 +240,7 @@ impl<'a> Node<'a> for TapeNode<'a> {
         }
         let mut pos = self.at + 3;
         for _ in 0..self.count() {
-            if self.tape.key_is(pos, key) {
+            if self.tape.key_is(pos, self.base, key) {
                 return Some(self.node(pos + 2));
             }
             pos = self.tape.next(pos + 2);
@@ -257,12 +285,7 @@ impl<'a> Node<'a> for TapeNode<'a> {
         match self.tag() {
             1 => Value::Bool(false),
             2 => Value::Bool(true),
-            3 => self
-                .tape
-                .words
-                .get(self.at + 1)
-                .and_then(|i| self.tape.numbers.get(*i as usize))
-                .map_or(Value::Null, |n| number(*n)),
+            3 => self.number().map_or(Value::Null, number),
             4 => self
                 .as_str()
                 .map_or(Value::Null, |s| Value::String(s.to_string())),
@@ -271,7 +294,11 @@ impl<'a> Node<'a> for TapeNode<'a> {
                 let mut map = Map::with_capacity(self.count());
                 let mut pos = self.at + 3;
                 for _ in 0..self.count() {
-                    let key = self.tape.text(pos).unwrap_or_default().to_string();
+                    let key = self
+                        .tape
+                        .text(pos, self.base)
+                        .unwrap_or_default()
+                        .to_string();
                     map.insert(key, self.node(pos + 2).to_value());
                     pos = self.tape.next(pos + 2);
                 }
@@ -284,8 +311,8 @@ impl<'a> Node<'a> for TapeNode<'a> {
 
 /// Decodes a tape into a `serde_json` value.
 #[cfg(test)]
-pub(crate) fn decode(words: &[u32], numbers: &[f64], bytes: &[u8]) -> Result<Value> {
-    Ok(Tape::open(words, numbers, bytes)?.root().to_value())
+pub(crate) fn decode(words: &[u32], bytes: &[u8]) -> Result<Value> {
+    Ok(Tape::open(words, bytes)?.root().to_value())
 }
 
 /// An owned tape, as [`encode`] writes it.
@@ -293,8 +320,6 @@ pub(crate) fn decode(words: &[u32], numbers: &[f64], bytes: &[u8]) -> Result<Val
 pub(crate) struct OwnedTape {
     /// Structure words.
     pub words: Vec<u32>,
-    /// Numbers.
-    pub numbers: Vec<f64>,
     /// UTF-8 text of the strings.
     pub bytes: Vec<u8>,
 }
@@ -307,9 +332,9 @@ impl OwnedTape {
 
     fn container(&mut self, tag: u32, count: usize, children: impl FnOnce(&mut Self)) {
         self.words.extend([tag, count as u32, 0]);
-        let end_at = self.words.len() - 1;
+        let span_at = self.words.len() - 1;
         children(self);
-        self.words[end_at] = self.words.len() as u32;
+        self.words[span_at] = (self.words.len() - span_at - 1) as u32;
     }
 
     fn value(&mut self, v: &Value) {
@@ -317,8 +342,8 @@ impl OwnedTape {
             Value::Null => self.words.push(0),
             Value::Bool(b) => self.words.push(1 + u32::from(*b)),
             Value::Number(n) => {
-                self.words.extend([3, self.numbers.len() as u32]);
-                self.numbers.push(n.as_f64().unwrap_or(0.0));
+                let bits = n.as_f64().unwrap_or(0.0).to_bits();
+                self.words.extend([3, bits as u32, (bits >> 32) as u32]);
             }
             Value::String(s) => {
                 self.words.push(4);
@@ -336,7 +361,7 @@ impl OwnedTape {
 
     /// The tape as a checked [`Tape`].
     pub(crate) fn open(&self) -> Result<Tape<'_>> {
-        Tape::open(&self.words, &self.numbers, &self.bytes)
+        Tape::open(&self.words, &self.bytes)
     }
 }
 
@@ -356,7 +381,21 @@ mod tests {
     fn round_trips_json() {
         let v = json!([{"role": "user", "content": "héllo 😀", "n": 3, "f": 1.5, "ok": true, "x": null, "a": [1, [2, {}]]}]);
         let t = encode(&v);
-        assert_eq!(decode(&t.words, &t.numbers, &t.bytes).unwrap(), v);
+        assert_eq!(decode(&t.words, &t.bytes).unwrap(), v);
+    }
+
+    #[test]
+    fn segments_read_their_strings_from_their_base() {
+        // ["ab", {"k": "cd"}] with the object in a segment based at byte 2.
+        let words = [5, 2, 13, 4, 0, 2, 7, 2, 6, 1, 5, 0, 1, 4, 1, 2];
+        let v = decode(&words[..], b"abkcd").unwrap();
+        assert_eq!(v, json!(["ab", {"k": "cd"}]));
+        assert!(decode(&[7, 9, 0], b"abc").is_err(), "base beyond the bytes");
+        assert!(
+            decode(&[7, 2, 4, 0, 2], b"abc").is_err(),
+            "string beyond the bytes"
+        );
+        assert!(decode(&[4, 0, 2], &[0xff, 0xfe]).is_err(), "not UTF-8");
     }
 
     #[test]
@@ -370,19 +409,20 @@ mod tests {
 
     #[test]
     fn rejects_truncated_and_bogus_tapes_without_panicking() {
-        assert!(decode(&[], &[], &[]).is_err());
-        assert!(decode(&[5, 3, 3], &[], &[]).is_err());
-        assert!(decode(&[5, 1, 9, 0], &[], &[]).is_err());
-        assert!(decode(&[4, 0, 10], &[], b"abc").is_err());
-        assert!(decode(&[3, 7], &[1.0], &[]).is_err());
-        assert!(decode(&[9], &[], &[]).is_err());
-        assert!(decode(&[5, u32::MAX, 3], &[], &[]).is_err());
+        assert!(decode(&[], &[]).is_err());
+        assert!(decode(&[5, 3, 0], &[]).is_err());
+        assert!(decode(&[5, 1, 9, 0], &[]).is_err());
+        assert!(decode(&[4, 0, 10], b"abc").is_err());
+        assert!(decode(&[3, 7], &[]).is_err());
+        assert!(decode(&[9], &[]).is_err());
+        assert!(decode(&[5, u32::MAX, 3], &[]).is_err());
+        assert!(decode(&[5, 1, u32::MAX, 0], &[]).is_err());
         let mut deep: Vec<u32> = Vec::new();
-        for _ in 0..200 {
-            deep.extend([5, 1, 601]);
+        for level in 0..200u32 {
+            deep.extend([5, 1, 3 * (199 - level) + 1]);
         }
         deep.push(0);
-        let e = decode(&deep, &[], &[]).unwrap_err();
+        let e = decode(&deep, &[]).unwrap_err();
         assert!(e.message().contains("nested deeper"), "{e}");
     }
 }
@@ -393,6 +433,7 @@ mod tests {
 mod proptests {
     use super::{encode, Tape};
     use crate::json::Node;
+    use crate::memo::Memo;
     use crate::options;
     use crate::tokens::Estimator;
     use proptest::prelude::*;
@@ -403,18 +444,17 @@ mod proptests {
 
         #[test]
         fn arbitrary_tapes_never_panic(
-            words in prop::collection::vec(prop_oneof![0u32..8, 0u32..64, any::<u32>()], 0..64),
-            numbers in prop::collection::vec(any::<f64>(), 0..4),
+            words in prop::collection::vec(prop_oneof![0u32..9, 0u32..64, any::<u32>()], 0..64),
             bytes in prop::collection::vec(any::<u8>(), 0..64),
         ) {
-            if let Ok(tape) = Tape::open(&words, &numbers, &bytes) {
+            if let Ok(tape) = Tape::open(&words, &bytes) {
                 let root = tape.root();
                 let _ = root.to_value();
                 let _ = root.json_len();
                 let _ = root.get("messages");
                 let _ = root.items().count();
                 let config = options::from_json(&json!({"mode": "recency_preserving"})).unwrap();
-                let _ = crate::compact_planned(root, &config, &Estimator::default());
+                let _ = crate::compact_planned(root, &config, &Estimator::default(), &Memo::default());
             }
         }
 
@@ -450,8 +490,9 @@ mod proptests {
             let config = options::from_json(&json!({"mode": mode, "contextWindow": window, "protectTailMin": 2})).unwrap();
             let counter = Estimator::default();
             let tape = encode(&history);
-            let from_tape = crate::compact_planned(tape.open().unwrap().root(), &config, &counter);
-            let from_value = crate::compact_planned(&history, &config, &counter);
+            let memo = Memo::default();
+            let from_tape = crate::compact_planned(tape.open().unwrap().root(), &config, &counter, &memo);
+            let from_value = crate::compact_planned(&history, &config, &counter, &memo);
             if let Err(e) = &from_value {
                 prop_assert_eq!(e.kind(), crate::ErrorKind::TooSmallToCompact, "{}", e);
             }

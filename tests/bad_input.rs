@@ -8,8 +8,7 @@ mod common;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use chat_compaction::{
-    compact, compact_json, estimate_tokens, options, should_compact, Error, ErrorKind,
-    ParsedOptions,
+    compact, compact_json, estimate_tokens, measure, options, Error, ErrorKind, ParsedOptions,
 };
 use common::rules;
 use serde_json::{json, Value};
@@ -1350,9 +1349,9 @@ fn side_entry_points(case: &Case) -> Option<String> {
         estimate_tokens(input, &config).map(|_| ())
     }));
     let trig = catch_unwind(AssertUnwindSafe(|| {
-        should_compact(input, &config, "pending text").map(|_| ())
+        measure(input, &config, "pending text").map(|_| ())
     }));
-    for (what, r) in [("estimate_tokens", est), ("should_compact", trig)] {
+    for (what, r) in [("estimate_tokens", est), ("measure", trig)] {
         match r {
             Err(p) => return Some(format!("{what} PANICKED: {}", panic_text(&*p))),
             Ok(Ok(())) if input_error => {

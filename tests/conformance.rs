@@ -86,8 +86,7 @@ use std::path::{Path, PathBuf};
 
 use chat_compaction::tokens::{Estimator, Profile, TokenCounter};
 use chat_compaction::{
-    compact_with, options, should_compact_with, validate, Error, Format, ParsedOptions,
-    ValidateOptions,
+    compact_with, measure_with, options, validate, Error, Format, ParsedOptions, ValidateOptions,
 };
 use serde_json::{json, Map, Value};
 
@@ -520,7 +519,7 @@ fn check_trigger(case: &Case<'_>, config: &ParsedOptions, out: &mut Vec<String>)
         None => String::new(),
     };
     let counter = case.counter()?;
-    let trigger = match should_compact_with(&input, config, &pending, &*counter) {
+    let trigger = match measure_with(&input, config, &pending, &*counter) {
         Ok(t) => t,
         Err(e) => {
             check_error(case.expect, &e, out);

@@ -9,8 +9,8 @@ use std::time::{Duration, Instant};
 
 use chat_compaction::tokens::{Profile, TokenCounter};
 use chat_compaction::{
-    compact, compact_with, estimate_tokens_with, options, should_compact, validate, Compaction,
-    ErrorKind, ValidateOptions,
+    compact, compact_with, estimate_tokens_with, measure, options, validate, Compaction, ErrorKind,
+    ValidateOptions,
 };
 use common::{corpus, rules};
 use serde_json::{json, Value};
@@ -482,7 +482,7 @@ fn seed_reported_usage_is_read_in_any_format() {
         {"role": "assistant", "content": "final reply", "requestInputTokens": 94}
     ]);
     let config = options::from_json(&json!({"contextWindow": 100})).unwrap();
-    let t = should_compact(&input, &config, "ping").unwrap();
+    let t = measure(&input, &config, "ping").unwrap();
     assert!(t.should_compact, "94 reported + ping reaches 95");
 }
 

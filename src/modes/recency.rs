@@ -26,9 +26,10 @@ pub(crate) fn plan(
     options: &Options,
     placement: ResultsPlacement,
     counter: &dyn TokenCounter,
+    fixed: u64,
 ) -> Result<Decision> {
-    let shape = Shape::new(views, options, placement, true);
-    let target = options.trigger_tokens();
+    let shape = Shape::new(views, options, placement, true, fixed);
+    let target = shape.target;
     let w = match shape.in_place(counter) {
         Ok(w) => w,
         Err(done) => return done,
@@ -69,6 +70,9 @@ pub(crate) struct Shape<'v, 'a> {
     /// Where the newest tool group (the work in progress) starts: it is never
     /// pruned or elided.
     pub newest: usize,
+    /// Tokens the messages may take: the trigger less what the request spends
+    /// besides them (system prompt held apart, tool definitions).
+    pub target: u64,
 }
 
 /// The result when pruning in place settles it, else the window to lay out.
@@ -76,12 +80,14 @@ type InPlace = std::result::Result<Window, Result<Decision>>;
 
 impl<'v, 'a> Shape<'v, 'a> {
     /// `keep_summary`: the newest earlier summary stays where it is (recency);
-    /// `structured` replaces it instead.
+    /// `structured` replaces it instead. `fixed`: tokens the request spends
+    /// besides its messages.
     pub(crate) fn new(
         views: &'v [Message<'a>],
         options: &'v Options,
         placement: ResultsPlacement,
         keep_summary: bool,
+        fixed: u64,
     ) -> Self {
         Shape {
             views,
@@ -91,6 +97,7 @@ impl<'v, 'a> Shape<'v, 'a> {
             summary: newest_summary(views, 0).filter(|_| keep_summary),
             request: newest_request(views),
             newest: newest_group(views),
+            target: options.trigger_tokens().saturating_sub(fixed).max(1),
         }
     }
 
@@ -103,7 +110,7 @@ impl<'v, 'a> Shape<'v, 'a> {
         if self.elides(&w) {
             return Ok(w);
         }
-        let target = options.trigger_tokens();
+        let target = self.target;
         let all: Plan = (0..views.len()).map(Step::keep).collect();
         let in_place = prune_in_place(views, options, self.placement);
         let tail_start = w.tail_start.max(w.head_end);

@@ -24,9 +24,10 @@ pub(crate) fn step(
     placement: ResultsPlacement,
     counter: &dyn TokenCounter,
     replies: &[Reply],
+    fixed: u64,
 ) -> Result<Turn> {
-    let shape = Shape::new(views, options, placement, false);
-    let target = options.trigger_tokens();
+    let shape = Shape::new(views, options, placement, false, fixed);
+    let target = shape.target;
     let w = match shape.in_place(counter) {
         Ok(w) => w,
         // Nothing to summarize: pruning in place is all there is.
@@ -83,7 +84,7 @@ pub(crate) fn step(
         placement,
     );
     let fall_back = |code: &'static str, reason: String| -> Result<Turn> {
-        let mut outcome = recency::plan(views, options, placement, counter)?;
+        let mut outcome = recency::plan(views, options, placement, counter, fixed)?;
         outcome.warnings.extend(ask.input.warnings.iter().cloned());
         Ok(Turn::Done(Done {
             outcome,

@@ -5,9 +5,13 @@
 //! envelope, `{"ok": …}` or `{"error": {"code", "message"}}`; the JS layer turns
 //! error envelopes into `Error` objects with `code`. Nothing here decides anything.
 
+// The exports are reached through the JS glue, not through the crate.
+#![allow(unreachable_pub)]
+
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
+use crate::memo::Memo;
 use crate::options::from_json_text;
 use crate::tape::{Tape, TapeNode};
 use crate::tokens::{Estimator, Profile, TokenCounter};
@@ -57,22 +61,42 @@ fn envelope<T: Serialize>(result: Result<T>) -> String {
     }
 }
 
-/// Opens the tape and runs `f` on its root with the options and the counter to
-/// use (the caller's, or the estimator).
+/// Opens the tape and runs `f` on its root with the options, the counter to use
+/// (the caller's, or the estimator) and the estimates the JS layer kept from
+/// earlier calls (`known`, see [`Memo`]). The envelope also carries the
+/// estimates made in this call (`memo`), for the JS layer to keep.
 fn with_history<T: Serialize>(
-    (words, numbers, bytes): (&[u32], &[f64], &[u8]),
+    (words, bytes): (&[u32], &[u8]),
     options: &str,
     count_tokens: Option<CountTokens>,
-    f: impl FnOnce(TapeNode<'_>, &ParsedOptions, &dyn TokenCounter) -> Result<T>,
+    known: &[f64],
+    f: impl FnOnce(TapeNode<'_>, &ParsedOptions, &dyn TokenCounter, &Memo<'_>) -> Result<T>,
 ) -> String {
-    envelope(from_json_text(options).and_then(|c| {
-        let root = Tape::open(words, numbers, bytes)?.root();
+    let memo = Memo::new(known);
+    let body = envelope(from_json_text(options).and_then(|c| {
+        let root = Tape::open(words, bytes)?.root();
         let fallback = Estimator(c.options.tokenizer);
         match &count_tokens {
-            Some(count) => f(root, &c, &JsCounter { count, fallback }),
-            None => f(root, &c, &fallback),
+            Some(count) => f(root, &c, &JsCounter { count, fallback }, &memo),
+            None => f(root, &c, &fallback, &memo),
         }
-    }))
+    }));
+    let fresh = memo.fresh();
+    if fresh.is_empty() {
+        return body;
+    }
+    // `{"ok":…}` becomes `{"ok":…,"memo":[…]}` (counts are integers: no float text).
+    let mut out = body;
+    out.pop();
+    out.push_str(",\"memo\":[");
+    for (i, n) in fresh.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        out.push_str(&(*n as u64).to_string());
+    }
+    out.push_str("]}");
+    out
 }
 
 /// Compacts a history given as a value tape; kept messages come back as input
@@ -80,16 +104,17 @@ fn with_history<T: Serialize>(
 #[wasm_bindgen(js_name = compactTape)]
 pub fn compact_tape(
     words: &[u32],
-    numbers: &[f64],
     bytes: &[u8],
     options: &str,
     count_tokens: Option<CountTokens>,
+    known: &[f64],
 ) -> String {
     with_history(
-        (words, numbers, bytes),
+        (words, bytes),
         options,
         count_tokens,
-        |root, c, counter| crate::compact_planned(root, c, counter),
+        known,
+        |root, c, counter, memo| crate::compact_planned(root, c, counter, memo),
     )
 }
 
@@ -100,19 +125,20 @@ pub fn compact_tape(
 #[wasm_bindgen(js_name = compactStepTape)]
 pub fn compact_step_tape(
     words: &[u32],
-    numbers: &[f64],
     bytes: &[u8],
     options: &str,
     replies: &str,
     count_tokens: Option<CountTokens>,
+    known: &[f64],
 ) -> String {
     with_history(
-        (words, numbers, bytes),
+        (words, bytes),
         options,
         count_tokens,
-        |root, c, counter| {
+        known,
+        |root, c, counter, memo| {
             let replies = crate::summarizer::replies_from_json(replies)?;
-            crate::step(root, c, counter, &replies)
+            crate::step(root, c, counter, &replies, memo)
         },
     )
 }
@@ -120,14 +146,8 @@ pub fn compact_step_tape(
 /// Checks the seam of a compacted history and the messages appended since
 /// (`from` = where the appended ones start).
 #[wasm_bindgen(js_name = checkSeamTape)]
-pub fn check_seam_tape(
-    words: &[u32],
-    numbers: &[f64],
-    bytes: &[u8],
-    options: &str,
-    from: u32,
-) -> String {
-    with_history((words, numbers, bytes), options, None, |root, c, _| {
+pub fn check_seam_tape(words: &[u32], bytes: &[u8], options: &str, from: u32) -> String {
+    with_history((words, bytes), options, None, &[], |root, c, _, _| {
         crate::check_seam(root, c, from as usize)
     })
 }
@@ -136,34 +156,36 @@ pub fn check_seam_tape(
 #[wasm_bindgen(js_name = estimateTokensTape)]
 pub fn estimate_tokens_tape(
     words: &[u32],
-    numbers: &[f64],
     bytes: &[u8],
     options: &str,
     count_tokens: Option<CountTokens>,
+    known: &[f64],
 ) -> String {
     with_history(
-        (words, numbers, bytes),
+        (words, bytes),
         options,
         count_tokens,
-        |root, c, counter| crate::estimate(root, c, counter),
+        known,
+        |root, c, counter, memo| crate::estimate(root, c, counter, memo),
     )
 }
 
-/// The auto-compact trigger for a history (value tape) plus pending text.
-#[wasm_bindgen(js_name = shouldCompactTape)]
-pub fn should_compact_tape(
+/// The context meter for a history (value tape) plus pending text.
+#[wasm_bindgen(js_name = measureTape)]
+pub fn measure_tape(
     words: &[u32],
-    numbers: &[f64],
     bytes: &[u8],
     options: &str,
     pending: &str,
     count_tokens: Option<CountTokens>,
+    known: &[f64],
 ) -> String {
     with_history(
-        (words, numbers, bytes),
+        (words, bytes),
         options,
         count_tokens,
-        |root, c, counter| crate::trigger(root, c, pending, counter),
+        known,
+        |root, c, counter, memo| crate::meter(root, c, pending, counter, memo),
     )
 }
 
@@ -176,11 +198,11 @@ pub fn parse_config_toml(toml: &str) -> String {
 /// Checks a history against its format's provider rules (`options`: the JSON of
 /// `{format?, provider?, strictAlternation?}`): `{format, violations}`.
 #[wasm_bindgen(js_name = validateTape)]
-pub fn validate_tape(words: &[u32], numbers: &[f64], bytes: &[u8], options: &str) -> String {
+pub fn validate_tape(words: &[u32], bytes: &[u8], options: &str) -> String {
     envelope(
         serde_json::from_str(options)
             .map_err(|e| Error::config(format!("validate options are not valid JSON: {e}")))
             .and_then(|o| crate::ValidateOptions::from_json(&o))
-            .and_then(|o| crate::validate::check(Tape::open(words, numbers, bytes)?.root(), &o)),
+            .and_then(|o| crate::validate::check(Tape::open(words, bytes)?.root(), &o)),
     )
 }

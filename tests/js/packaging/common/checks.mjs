@@ -18,7 +18,7 @@ const MODES = [
  * Returns a short summary; throws on the first failed check.
  */
 export async function runChecks(api, sample) {
-  for (const name of ["compactSync", "compact", "rebase", "compactJsonString", "estimateTokens", "shouldCompact", "parseConfig", "validate", "CompactionError"]) {
+  for (const name of ["compactSync", "compact", "rebase", "compactJsonString", "estimateTokens", "measure", "shouldCompact", "parseConfig", "validate", "CompactionError"]) {
     assert(typeof api[name] === "function", `export ${name} is a function (got ${typeof api[name]})`);
   }
   const { compactSync, compact, estimateTokens, shouldCompact, parseConfig, CompactionError } = api;
@@ -57,6 +57,12 @@ export async function runChecks(api, sample) {
   }
   messages.push({ role: "assistant", content: "first answer" }, { role: "user", content: "second question" });
   const request = { model: "claude-sonnet-4-5", max_tokens: 1024, system: "Be brief.", messages };
+  // The meter counts what the request spends besides its messages and takes the window from its model.
+  const meter = api.measure(request);
+  assert(meter.contextWindow === 200000 && meter.windowSource === "model", `measure: window of claude-* (${meter.contextWindow}, ${meter.windowSource})`);
+  assert(meter.reservedOutputTokens === 1024 && meter.threshold === Math.round((200000 - 1024) * 0.95), `measure: max_tokens reserved (${meter.threshold})`);
+  assert(meter.perMessage.length === messages.length && meter.systemTokens > 0, "measure: one count per message, the system prompt counted");
+  assert(meter.tokens === meter.systemTokens + meter.perMessage.reduce((a, b) => a + b, 0), "measure: the parts add up");
   const rr = compactSync(request, { mode: "recency_preserving", contextWindow: 8000 });
   assert(rr.request && rr.request.system === "Be brief." && rr.request.model === request.model, "request object: other fields kept");
   assert(JSON.stringify(Object.keys(rr.request)) === JSON.stringify(Object.keys(request)), "request object: same keys in order");

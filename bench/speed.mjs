@@ -1,0 +1,84 @@
+// The incremental benchmark (issue #9): the package in Node on the synthetic
+// 2,000-message agent history, objects in and out, medians. Cold = the first
+// call on message objects the library has not seen; warm = the next call after
+// one message was appended. LangChain's trimMessages runs on the same history
+// and budget for scale. Run after a build: `node bench/speed.mjs`.
+import { trimMessages, AIMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
+import * as cc from "../pkg/node.js";
+import { syntheticAgentHistory } from "./histories.mjs";
+
+const WINDOW = 40000;
+const RUNS = 31;
+
+/** Median of `runs` timings of `f(setup())`, setup untimed. */
+async function median(runs, setup, f) {
+  await f(setup());
+  const t = [];
+  for (let i = 0; i < runs; i++) {
+    const input = setup();
+    const s = performance.now();
+    await f(input);
+    t.push(performance.now() - s);
+  }
+  t.sort((a, b) => a - b);
+  return t[runs >> 1];
+}
+
+const fmt = (ms) => `${ms.toFixed(3).padStart(8)} ms`;
+const clone = (h) => h.map((m) => structuredClone(m));
+
+/** One more turn of the conversation. */
+let turn = 0;
+const nextMessage = () => ({ role: "user", content: `And another thing (${turn++}): check src/extra.rs too.` });
+
+/** Cold and warm medians of `f(history)` on an n-message history. */
+async function coldWarm(n, f) {
+  const base = syntheticAgentHistory(n);
+  const cold = await median(RUNS, () => clone(base), f);
+  // Warm: the same objects, one message appended since the last call.
+  const growing = clone(base);
+  f(growing);
+  const warm = await median(RUNS, () => (growing.push(nextMessage()), growing), f);
+  return { cold, warm };
+}
+
+const calls = {
+  measure: (h) => cc.measure(h, { contextWindow: WINDOW }),
+  recency_preserving: (h) => cc.compactSync(h, { mode: "recency_preserving", contextWindow: WINDOW }),
+  deterministic: (h) => cc.compactSync(h, { mode: "deterministic", contextWindow: WINDOW }),
+};
+
+const history = syntheticAgentHistory(2000);
+const mb = (JSON.stringify(history).length / 1e6).toFixed(2);
+console.log(`synthetic agent history: ${history.length} messages, ${mb} MB; window ${WINDOW}, threshold ${Math.round(WINDOW * 0.95)}`);
+console.log(`${"call".padEnd(36)} ${"cold".padStart(11)} ${"warm (+1 message)".padStart(19)}`);
+for (const [name, f] of Object.entries(calls)) {
+  const { cold, warm } = await coldWarm(2000, f);
+  console.log(`${`chat-compaction ${name}`.padEnd(36)} ${fmt(cold)} ${fmt(warm).padStart(19)}`);
+}
+
+// LangChain trimMessages on the same history and budget (keep the last messages
+// that fit; its token counter: characters / 4, the usual approximation).
+const toLangChain = (h) =>
+  h.map((m) => {
+    if (m.role === "system") return new SystemMessage(m.content);
+    if (m.role === "user") return new HumanMessage(m.content);
+    if (m.role === "tool") return new ToolMessage({ content: m.content, tool_call_id: m.tool_call_id });
+    return new AIMessage({ content: m.content, tool_calls: (m.tool_calls ?? []).map((c) => ({ id: c.id, name: c.function.name, args: JSON.parse(c.function.arguments) })) });
+  });
+const approx = (msgs) => msgs.reduce((sum, m) => sum + Math.ceil(String(m.content).length / 4) + 4, 0);
+const lc = toLangChain(history);
+const trim = (msgs) => trimMessages(msgs, { maxTokens: Math.round(WINDOW * 0.95), strategy: "last", tokenCounter: approx, includeSystem: true, startOn: "human" });
+const lcMs = await median(RUNS, () => lc, trim);
+const kept = (await trim(lc)).length;
+console.log(`${"LangChain trimMessages (chars/4)".padEnd(36)} ${fmt(lcMs)} ${"(no cache)".padStart(19)}   keeps ${kept} of ${lc.length}`);
+
+const ours = cc.compactSync(history, { mode: "recency_preserving", contextWindow: WINDOW });
+console.log(`(recency_preserving keeps ${ours.messages.length} of ${history.length}: head, marker, tail; ${ours.notice.tokensAfter} estimated tokens)`);
+
+console.log("\nper-message cost (recency_preserving):");
+for (const n of [200, 2000, 20000]) {
+  const { cold, warm } = await coldWarm(n, calls.recency_preserving);
+  const us = (ms) => `${((ms * 1000) / n).toFixed(2).padStart(6)} µs/message`;
+  console.log(`${String(n).padStart(6)} messages: cold ${fmt(cold)} (${us(cold)})   warm ${fmt(warm)} (${us(warm)})`);
+}

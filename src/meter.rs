@@ -1,0 +1,97 @@
+//! The context meter: how full the next request is, message by message, and the
+//! auto-compact trigger (SPEC §3): compact when the estimate reaches
+//! `max(1, round((context_window − reserve_output_tokens) × threshold_percent))`.
+
+use serde::Serialize;
+
+use crate::formats::Format;
+use crate::message::{Message, Role};
+use crate::options::{Options, Warning};
+use crate::request::{Spend, WindowSource};
+use crate::tokens::TokenCounter;
+
+/// How full the next request is, and whether to compact before sending it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Meter {
+    /// The detected or forced format.
+    pub format: Format,
+    /// The estimated input tokens of the next request (messages, system prompt
+    /// held apart, tool definitions and the pending text).
+    pub tokens: u64,
+    /// The model's context window in effect.
+    pub context_window: u64,
+    /// Where that window came from (the option, the request's model, the default).
+    pub window_source: WindowSource,
+    /// Tokens kept free for the answer (the option or the request's `max_tokens`).
+    pub reserved_output_tokens: u64,
+    /// The auto-compact threshold `tokens` is compared with.
+    pub threshold: u64,
+    /// `tokens / context_window`: how full the window is (above 1 it overflows).
+    pub fraction: f64,
+    /// Whether to compact before sending: `tokens ≥ threshold`.
+    pub should_compact: bool,
+    /// Whether the estimate starts from provider-reported usage.
+    pub reported: bool,
+    /// Tokens of the system prompt held outside the messages.
+    pub system_tokens: u64,
+    /// Tokens of the request's tool definitions.
+    pub tools_tokens: u64,
+    /// Tokens of the pending text, framing included (0 without one).
+    pub pending_tokens: u64,
+    /// Each message's estimated tokens, in input order (0 for UI-only notices and
+    /// for messages behind a provider's compaction).
+    pub per_message: Vec<u64>,
+    /// The options in effect (window and reserve as applied).
+    pub options: Options,
+    /// Clamped options, unknown keys and the like.
+    pub warnings: Vec<Warning>,
+}
+
+/// Reads the meter. When the last assistant turn carries provider-reported input
+/// tokens, the estimate is that figure plus the tokens of that turn and of
+/// everything after it (they become input too); otherwise the whole request's
+/// estimate. The pending new text is added in both cases.
+pub(crate) fn read(
+    format: Format,
+    views: &[Message<'_>],
+    spend: &Spend,
+    (options, window_source): (&Options, crate::request::WindowSource),
+    pending: &str,
+    counter: &dyn TokenCounter,
+) -> Meter {
+    let pending_tokens = if pending.is_empty() {
+        0
+    } else {
+        counter.count(pending) + counter.profile().message_overhead()
+    };
+    let last_assistant = views.iter().rposition(|m| m.role == Role::Assistant);
+    let reported = last_assistant.and_then(|a| Some((a, views[a].reported_input_tokens?)));
+    let history = match reported {
+        Some((a, r)) => views[a..]
+            .iter()
+            .fold(r, |acc, m| acc.saturating_add(m.tokens)),
+        None => views
+            .iter()
+            .fold(spend.fixed(), |acc, m| acc.saturating_add(m.tokens)),
+    };
+    let tokens = history.saturating_add(pending_tokens);
+    let threshold = options.trigger_tokens();
+    Meter {
+        format,
+        tokens,
+        context_window: options.context_window,
+        window_source,
+        reserved_output_tokens: options.reserve_output_tokens,
+        threshold,
+        fraction: tokens as f64 / options.context_window.max(1) as f64,
+        should_compact: tokens >= threshold,
+        reported: reported.is_some(),
+        system_tokens: spend.system,
+        tools_tokens: spend.tools,
+        pending_tokens,
+        per_message: views.iter().map(|m| m.tokens).collect(),
+        options: options.clone(),
+        warnings: Vec::new(),
+    }
+}

@@ -1,0 +1,160 @@
+//! What a request spends besides its messages: the system prompt held apart,
+//! the tool definitions, and the room reserved for the answer; and the window of
+//! the model it names. A provider counts all of it against the window, so the
+//! meter, the trigger and the fit targets do too.
+
+use serde::Serialize;
+
+use crate::formats::{json_text, Document};
+use crate::json::Node;
+use crate::options::{Options, ParsedOptions};
+use crate::tokens::TokenCounter;
+
+/// Well-known models' context windows (input + output tokens), matched by the
+/// longest prefix of the model name after any `provider/` prefix. Used only when
+/// the caller gives no `contextWindow`; the README lists them.
+const MODEL_WINDOWS: [(&str, u64); 22] = [
+    ("gpt-5", 400_000),
+    ("gpt-4.1", 1_047_576),
+    ("gpt-4o", 128_000),
+    ("chatgpt-4o", 128_000),
+    ("gpt-4-turbo", 128_000),
+    ("gpt-4-32k", 32_768),
+    ("gpt-4", 8_192),
+    ("gpt-3.5-turbo", 16_385),
+    ("o1-mini", 128_000),
+    ("o1", 200_000),
+    ("o3", 200_000),
+    ("o4-mini", 200_000),
+    ("claude-2", 100_000),
+    ("claude", 200_000),
+    ("gemini-1.5-pro", 2_097_152),
+    ("gemini-1.5-flash", 1_048_576),
+    ("gemini-1.0", 32_760),
+    ("gemini-2", 1_048_576),
+    ("gemini-3", 1_048_576),
+    ("deepseek", 128_000),
+    ("mistral-large", 128_000),
+    ("llama-3.", 128_000),
+];
+
+/// The window of a well-known model, by the longest matching name prefix.
+pub(crate) fn model_window(model: &str) -> Option<u64> {
+    let name = model.rsplit('/').next().unwrap_or(model);
+    MODEL_WINDOWS
+        .iter()
+        .filter(|(prefix, _)| name.starts_with(prefix))
+        .max_by_key(|(prefix, _)| prefix.len())
+        .map(|(_, window)| *window)
+}
+
+/// Where the context window in effect came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WindowSource {
+    /// The caller's `contextWindow`.
+    Option,
+    /// The request's `model`, from the table of well-known models.
+    Model,
+    /// Neither: the default of 200,000.
+    Default,
+}
+
+/// A request's spending outside its messages, and the window it is held to.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Spend {
+    /// The system prompt held apart (Anthropic `system`, Gemini `systemInstruction` …).
+    pub system: u64,
+    /// The tool definitions (`tools`, `functions`).
+    pub tools: u64,
+    /// The answer's room (`max_tokens`, `max_completion_tokens`, `max_output_tokens` …).
+    pub reserved: u64,
+    /// The window of the model the request names, when it is a well-known one.
+    pub model_window: Option<u64>,
+}
+
+/// Keys that reserve room for the answer, in every format the library reads.
+const OUTPUT_LIMITS: [&str; 4] = [
+    "max_completion_tokens",
+    "max_tokens",
+    "max_output_tokens",
+    "maxOutputTokens",
+];
+
+impl Spend {
+    /// Reads what `doc` spends besides its messages (nothing for a bare array).
+    pub(crate) fn read<'a, N: Node<'a>>(doc: &Document<'a, N>, counter: &dyn TokenCounter) -> Self {
+        let system = doc.system_texts().iter().map(|t| counter.count(t)).sum();
+        if !doc.is_request {
+            return Spend {
+                system,
+                ..Spend::default()
+            };
+        }
+        let root = doc.root;
+        let tools = ["tools", "functions"]
+            .iter()
+            .filter_map(|k| root.get(k))
+            .map(|t| {
+                let definitions = t.items().count().max(1) as u64;
+                counter.count(&json_text(Some(t))) + definitions * counter.profile().call_overhead()
+            })
+            .sum();
+        // Gemini keeps its limit in `generationConfig` (REST) or `config` (@google/genai).
+        let reserved = [Some(root), root.get("generationConfig"), root.get("config")]
+            .into_iter()
+            .flatten()
+            .flat_map(|at| OUTPUT_LIMITS.iter().filter_map(move |k| at.get(k)))
+            .find_map(Node::as_u64)
+            .unwrap_or(0);
+        let model_window = root
+            .get("model")
+            .and_then(Node::as_str)
+            .and_then(model_window);
+        Spend {
+            system,
+            tools,
+            reserved,
+            model_window,
+        }
+    }
+
+    /// Tokens that travel with every request whatever compaction does.
+    pub(crate) fn fixed(&self) -> u64 {
+        self.system.saturating_add(self.tools)
+    }
+
+    /// The options in effect for this request: the window from the option, the
+    /// model or the default, and the larger of the configured and the requested
+    /// room for the answer.
+    pub(crate) fn apply(&self, config: &ParsedOptions) -> (Options, WindowSource) {
+        let o = &config.options;
+        let (window, source) = match (config.context_window_given, self.model_window) {
+            (true, _) => (o.context_window, WindowSource::Option),
+            (false, Some(w)) => (w, WindowSource::Model),
+            (false, None) => (o.context_window, WindowSource::Default),
+        };
+        let mut effective = o.clone();
+        effective.context_window = window;
+        effective.reserve_output_tokens = o.reserve_output_tokens.max(self.reserved);
+        (effective, source)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn longest_prefix_wins_and_provider_prefixes_are_ignored() {
+        assert_eq!(model_window("gpt-4o-mini-2024-07-18"), Some(128_000));
+        assert_eq!(model_window("gpt-4"), Some(8_192));
+        assert_eq!(model_window("gpt-4.1-nano"), Some(1_047_576));
+        assert_eq!(
+            model_window("openrouter/anthropic/claude-sonnet-4"),
+            Some(200_000)
+        );
+        assert_eq!(model_window("o1-mini"), Some(128_000));
+        assert_eq!(model_window("my-local-model"), None);
+    }
+}

@@ -1,0 +1,194 @@
+// The context meter (`measure`) through the built package in Node: what a
+// request spends besides its messages, the model's window, the pending text,
+// and the effective options in the notice.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { compactSync, estimateTokens, measure, shouldCompact } from "../../pkg/node.js";
+
+const corpus = new URL("../../../shared/corpus/", import.meta.url);
+
+const history = [{ role: "system", content: "You are terse." }];
+for (let i = 0; i < 30; i++) {
+  history.push({ role: "user", content: `question ${i}: ${"what about the parser ".repeat(i % 7 === 0 ? 60 : 5)}` });
+  history.push({ role: "assistant", content: `answer ${i}: it reads the tokens one by one.` });
+}
+history.push({ role: "user", content: "and now?" });
+
+const tools = [
+  {
+    type: "function",
+    function: {
+      name: "search",
+      description: "Searches the code base.",
+      parameters: { type: "object", properties: Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`p${i}`, { type: "string", description: `what parameter ${i} means` }])) },
+    },
+  },
+];
+
+test("perMessage adds up to tokens and shows the heaviest messages", () => {
+  const m = measure(history, { contextWindow: 10000 });
+  assert.equal(m.format, "openai");
+  assert.equal(m.perMessage.length, history.length);
+  assert.equal(m.tokens, m.perMessage.reduce((a, b) => a + b, 0));
+  assert.equal(m.tokens, estimateTokens(history));
+  assert.equal(m.threshold, 9500);
+  assert.equal(m.fraction, m.tokens / 10000);
+  assert.equal(m.shouldCompact, m.tokens >= m.threshold);
+  const heaviest = m.perMessage.indexOf(Math.max(...m.perMessage));
+  assert.ok(history[heaviest].content.length > 1000, "the heaviest message is a long one");
+  const pending = measure(history, { contextWindow: 10000 }, "one more thing");
+  assert.ok(pending.pendingTokens > 0);
+  assert.equal(pending.tokens, m.tokens + pending.pendingTokens);
+});
+
+test("a request's tools, max tokens and model count", () => {
+  const request = { model: "gpt-4o-mini", messages: history, tools, max_completion_tokens: 16000 };
+  const m = measure(request);
+  assert.equal(m.windowSource, "model");
+  assert.equal(m.contextWindow, 128000);
+  assert.equal(m.reservedOutputTokens, 16000);
+  assert.equal(m.threshold, Math.round((128000 - 16000) * 0.95));
+  assert.ok(m.toolsTokens > 500, `a 3,000-character schema costs hundreds of tokens (${m.toolsTokens})`);
+  assert.equal(m.tokens, m.toolsTokens + m.perMessage.reduce((a, b) => a + b, 0));
+  assert.equal(m.options.contextWindow, 128000);
+  // The caller's window wins over the table.
+  assert.equal(measure(request, { contextWindow: 9000 }).windowSource, "option");
+  // shouldCompact is the meter's boolean.
+  const tight = { contextWindow: m.tokens + 16000 };
+  assert.equal(shouldCompact(request, tight), true);
+  assert.equal(measure(request, tight).shouldCompact, true);
+});
+
+test("the notice carries the effective options, and compaction makes room for the tools", () => {
+  const request = { model: "gpt-4", messages: history, tools, max_tokens: 500 };
+  const r = compactSync(request, { mode: "recency_preserving" });
+  assert.equal(r.notice.format, "openai");
+  assert.equal(r.notice.options.contextWindow, 8192);
+  assert.equal(r.notice.options.reserveOutputTokens, 500);
+  assert.equal(r.notice.options.mode, "recency_preserving");
+  const after = measure(r.request);
+  assert.ok(after.toolsTokens > 0 && after.tokens <= after.threshold, `${after.tokens} ≤ ${after.threshold}`);
+  assert.equal(after.tokens, r.notice.tokensAfter);
+});
+
+test("a custom counter is used for every part", () => {
+  const m = measure({ messages: history, tools }, { countTokens: () => 1 });
+  assert.ok(m.perMessage.every((t) => t === 5), "1 token of text + 4 of framing per message");
+  assert.ok(m.toolsTokens >= 1);
+});
+
+// ---- The per-message estimate cache ------------------------------------------------
+
+const fresh = () => structuredClone(history);
+const uncached = (h, o = {}) => measure(h, { ...o, cache: false });
+
+test("a warm call answers what an uncached one does, on corpus-like histories and every mode", () => {
+  const h = fresh();
+  for (let round = 0; round < 3; round++) {
+    h.push({ role: "assistant", content: `round ${round}: ${"reading the file again ".repeat(40)}` }, { role: "user", content: `next ${round}` });
+    for (const options of [{ contextWindow: 3000 }, { contextWindow: 3000, tokenizer: "claude" }]) {
+      assert.deepEqual(measure(h, options), uncached(h, options));
+      for (const mode of ["deterministic", "recency_preserving"]) {
+        const warm = compactSync(h, { ...options, mode });
+        assert.deepEqual(warm, compactSync(h, { ...options, mode, cache: false }), `${mode} round ${round}`);
+      }
+    }
+  }
+});
+
+test("a message edited in place is estimated again (a streaming reply)", () => {
+  const h = fresh();
+  const reply = { role: "assistant", content: "" };
+  h.push(reply);
+  measure(h);
+  for (const chunk of ["The parser", " reads tokens", " one by one, and then ".repeat(30)]) {
+    reply.content += chunk;
+    assert.deepEqual(measure(h), uncached(h), `after ${JSON.stringify(chunk.slice(0, 12))}`);
+  }
+  // Same length, other characters at the ends; a tool call added; a key removed.
+  reply.content = `X${reply.content.slice(1, -1)}Y`;
+  assert.deepEqual(measure(h), uncached(h));
+  reply.tool_calls = [{ id: "c1", type: "function", function: { name: "read", arguments: '{"path":"a.rs"}' } }];
+  h.push({ role: "tool", tool_call_id: "c1", content: "fn main() {}\n".repeat(50) });
+  assert.deepEqual(measure(h), uncached(h));
+  h[h.length - 1].content = "short";
+  assert.deepEqual(measure(h), uncached(h));
+});
+
+test("replaced, frozen and reused objects, and arrays refilled with other messages", () => {
+  const h = fresh();
+  const before = measure(h);
+  const replaced = h.map((m) => ({ ...m }));
+  assert.deepEqual(measure(replaced), before);
+  const frozen = Object.freeze(h.map((m) => Object.freeze({ ...m })));
+  assert.deepEqual(measure(frozen), before);
+  assert.deepEqual(measure(frozen), uncached(frozen));
+  // One array, refilled with other messages between calls.
+  const reused = fresh();
+  measure(reused);
+  reused.length = 0;
+  reused.push({ role: "user", content: "a completely different conversation" }, { role: "assistant", content: "indeed" });
+  assert.deepEqual(measure(reused), uncached(reused));
+  // The same message object in two places, and in two histories.
+  const shared = { role: "user", content: "shared ".repeat(100) };
+  const a = [shared, { role: "assistant", content: "ok" }, shared];
+  assert.deepEqual(measure(a), uncached(a));
+  assert.deepEqual(measure([shared]), uncached([shared]));
+  // A different tokenizer is not answered from the o200k estimates.
+  assert.deepEqual(measure(h, { tokenizer: "cl100k" }), uncached(h, { tokenizer: "cl100k" }));
+});
+
+test("a caller's counter is never answered from the cache", () => {
+  const h = fresh();
+  let per = 1;
+  const countTokens = () => per;
+  const first = measure(h, { countTokens });
+  per = 2;
+  const second = measure(h, { countTokens });
+  assert.ok(second.tokens > first.tokens, "the counter's new answers count");
+});
+
+test("the cache answers: an edit the fingerprint cannot see keeps the old estimate (the documented limit)", () => {
+  const h = fresh();
+  const m = { role: "user", content: `a${"word ".repeat(200)}z` };
+  h.push(m);
+  const first = measure(h).perMessage.at(-1);
+  // Same length, same first, middle and last characters: words become one long run.
+  const mid = m.content.length >> 1;
+  m.content = m.content.slice(0, mid).replace(/ /g, "-") + m.content[mid] + m.content.slice(mid + 1).replace(/ /g, "-");
+  assert.equal(measure(h).perMessage.at(-1), first, "answered from the cache");
+  assert.notEqual(uncached(h).perMessage.at(-1), first, "the text's own estimate differs");
+  assert.notEqual(measure(h.map((x) => ({ ...x }))).perMessage.at(-1), first, "a new object is estimated afresh");
+});
+
+test("on the corpus, cached and uncached calls agree in every format, after growth and edits", { skip: !existsSync(corpus) && !process.env.REQUIRE_CORPUS && "../shared/corpus is not there" }, () => {
+  for (const name of readdirSync(corpus).filter((f) => /^swecontext-.*\.(openai|anthropic|moltis)\.json$/.test(f)).slice(0, 9)) {
+    const input = JSON.parse(readFileSync(new URL(name, corpus), "utf8"));
+    const messages = Array.isArray(input) ? input : input.messages;
+    const grow = (n) => (Array.isArray(input) ? messages.slice(0, n) : { ...input, messages: messages.slice(0, n) });
+    for (const n of [Math.floor(messages.length / 2), messages.length - 1, messages.length]) {
+      const h = grow(n);
+      for (const mode of ["deterministic", "recency_preserving"]) {
+        const options = { mode, contextWindow: 6000 };
+        let uncachedResult;
+        try {
+          uncachedResult = compactSync(h, { ...options, cache: false });
+        } catch (e) {
+          assert.throws(() => compactSync(h, options), { code: e.code }, `${name}[..${n}] ${mode}: the same error`);
+          continue;
+        }
+        assert.deepEqual(compactSync(h, options), uncachedResult, `${name}[..${n}] ${mode}`);
+      }
+      assert.deepEqual(measure(h), uncached(h), `${name}[..${n}] measure`);
+    }
+    // An edit in place to a message the cache holds: a longer text.
+    const last = messages.at(-1);
+    const copy = structuredClone(last);
+    messages[messages.length - 1] = copy;
+    measure(grow(messages.length));
+    if (typeof copy.content === "string") copy.content += " (edited)";
+    else copy.edited = true;
+    assert.deepEqual(measure(grow(messages.length)), uncached(grow(messages.length)), `${name}: edited in place`);
+  }
+});
