@@ -21,6 +21,8 @@ node node_modules/binaryen/bin/wasm-opt -Oz --enable-bulk-memory --enable-nontra
 step "package files"
 cp -r pkg-templates/. pkg/
 cp README.md LICENSE CHANGELOG.md pkg/
+# The CLI's summarizers are the README's fetch examples, one source for both.
+cp examples/summarizers.mjs pkg/bin/summarizers.js
 chmod +x pkg/bin/cli.js
 
 step "minify the JS the package loads (api.js and the wasm-bindgen glue)"

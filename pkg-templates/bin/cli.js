@@ -1,19 +1,65 @@
 #!/usr/bin/env node
-// chat-compaction CLI: compact a history file, estimate its tokens, or check it against the provider rules.
+// chat-compaction CLI: compact a history file (offline, or with an LLM through an
+// OpenAI-compatible or Anthropic endpoint), measure it, check it, or validate it.
 import { readFileSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { compactSync, estimateTokens, parseConfig, shouldCompact, validate } from "../node.js";
+import { compact, estimateTokens, measure, parseConfig, validate } from "../node.js";
+import { anthropicSummarizer, openAISummarizer } from "./summarizers.js";
 
 const usage = `usage:
-  chat-compaction compact [--mode MODE] [--context-window N] [--format FORMAT] [--config moltis.toml] [--out FILE] FILE
+  chat-compaction compact [OPTIONS] [--out FILE] FILE
+  chat-compaction compact --mode structured|llm_replace --endpoint URL --model MODEL [OPTIONS] FILE
+  chat-compaction measure [OPTIONS] FILE     (the context meter: totals, then the heaviest messages)
+  chat-compaction check [OPTIONS] FILE       (prints the verdict; exit 0 when compaction is due, 3 when not)
   chat-compaction estimate [--tokenizer o200k|cl100k|claude] FILE
-  chat-compaction check [--context-window N] FILE      (exit 0 when compaction is due, 3 when not)
   chat-compaction validate [--format FORMAT] [--provider openai|anthropic|gemini|bedrock] [--strict-alternation] FILE
                                                         (one line per violation; exit 0 when valid, 1 when not)
+  chat-compaction help
+
+OPTIONS (README "Options" has each one's meaning):
+  --mode MODE                 deterministic (default), recency_preserving, structured, llm_replace
+  --config moltis.toml        the [chat.compaction] table of a moltis.toml (flags override it)
+  --format FORMAT             openai, anthropic, moltis, openai-responses, ai-sdk, ai-sdk-ui, gemini
+  --context-window N          --reserve-output-tokens N    --threshold P (0.1–0.95)
+  --protect-head N            --protect-tail-min N         --tail-budget-ratio R (0.05–0.80)
+  --tool-prune-bytes N        --max-tool-result-bytes N    --max-summary-tokens N
+  --alternation merge|keep|auto   --tokenizer o200k|cl100k|claude   --pin-roles ROLE[,ROLE]
+  --strict                    unknown options in --config are errors
+LLM modes:
+  --endpoint URL              base URL of the API (https://api.openai.com/v1, http://localhost:11434/v1 …)
+  --model MODEL               the summary model
+  --api openai|anthropic      the endpoint's API (default: anthropic for Anthropic histories, else openai)
+  --timeout-ms N              limit for all summarizer calls together
+  The API key is read from CHAT_COMPACTION_API_KEY (never a flag). The summary streams to
+  standard error as it arrives; a failed structured summary falls back to recency_preserving.
+
 FILE is JSON (a message array or a request object) or JSON Lines (one message a line), or - for
-standard input. FORMAT: openai, anthropic, moltis, openai-responses, ai-sdk, ai-sdk-ui, gemini
-(detected when left out). The compacted history goes to standard output (or --out); the notice
-goes to standard error.`;
+standard input. The compacted history goes to standard output (or --out); the notice goes to
+standard error. Exit status: 0 done, 1 error (the message names the file and the place), 2 usage.`;
+
+/** Flags that set an option: flag → [option key, kind]. */
+const OPTION_FLAGS = {
+  mode: ["mode", "string"],
+  format: ["format", "string"],
+  "context-window": ["contextWindow", "integer"],
+  "reserve-output-tokens": ["reserveOutputTokens", "integer"],
+  threshold: ["thresholdPercent", "number"],
+  "protect-head": ["protectHead", "integer"],
+  "protect-tail-min": ["protectTailMin", "integer"],
+  "tail-budget-ratio": ["tailBudgetRatio", "number"],
+  "tool-prune-bytes": ["toolPruneCharThreshold", "integer"],
+  "max-tool-result-bytes": ["maxToolResultBytes", "integer"],
+  "max-summary-tokens": ["maxSummaryTokens", "integer"],
+  alternation: ["alternation", "string"],
+  tokenizer: ["tokenizer", "string"],
+  "pin-roles": ["pinRoles", "list"],
+  model: ["summaryModel", "string"],
+  "timeout-ms": ["timeoutMs", "integer"],
+  strict: ["strict", "boolean"],
+};
+const COMMANDS = ["compact", "measure", "check", "estimate", "validate", "help"];
+const VALIDATE_FLAGS = ["format", "provider", "strict-alternation"];
+const LLM_FLAGS = ["endpoint", "api", "model", "timeout-ms"];
 
 function fail(message, code = 1) {
   process.stderr.write(`${message}\n`);
@@ -25,14 +71,13 @@ try {
   parsed = parseArgs({
     allowPositionals: true,
     options: {
-      mode: { type: "string" },
-      "context-window": { type: "string" },
-      format: { type: "string" },
-      tokenizer: { type: "string" },
+      ...Object.fromEntries(Object.entries(OPTION_FLAGS).map(([flag, [, kind]]) => [flag, { type: kind === "boolean" ? "boolean" : "string" }])),
       config: { type: "string" },
       out: { type: "string" },
       provider: { type: "string" },
       "strict-alternation": { type: "boolean" },
+      endpoint: { type: "string" },
+      api: { type: "string" },
       help: { type: "boolean", short: "h" },
     },
   });
@@ -41,24 +86,74 @@ try {
 }
 const { values, positionals } = parsed;
 const [command, file] = positionals;
-if (values.help || !command) fail(usage, values.help ? 0 : 2);
+if (values.help || command === "help") {
+  process.stdout.write(`${usage}\n`);
+  process.exit(0);
+}
+if (!command) fail(usage, 2);
+if (!COMMANDS.includes(command)) fail(`unknown command ${JSON.stringify(command)}\n${usage}`, 2);
 if (!file) fail(`missing FILE\n${usage}`, 2);
-const validateOnly = ["provider", "strict-alternation"].filter((k) => values[k] !== undefined);
-const compactOnly = ["mode", "context-window", "tokenizer", "config", "out"].filter((k) => values[k] !== undefined);
-if (command !== "validate" && validateOnly.length > 0) fail(`--${validateOnly[0]} is an option of validate\n${usage}`, 2);
-if (command === "validate" && compactOnly.length > 0) fail(`validate takes --format, --provider and --strict-alternation, not --${compactOnly[0]}\n${usage}`, 2);
+const given = Object.keys(values).filter((k) => values[k] !== undefined);
+if (command === "validate") {
+  const other = given.find((k) => !VALIDATE_FLAGS.includes(k));
+  if (other) fail(`validate takes --format, --provider and --strict-alternation, not --${other}\n${usage}`, 2);
+} else {
+  const other = given.find((k) => k === "provider" || k === "strict-alternation");
+  if (other) fail(`--${other} is an option of validate\n${usage}`, 2);
+  const llm = given.find((k) => LLM_FLAGS.includes(k) && k !== "model");
+  if (llm && command !== "compact") fail(`--${llm} is an option of compact with an LLM mode\n${usage}`, 2);
+}
 
-/** The history in FILE: JSON, or JSON Lines (a `.jsonl` file, or text that is not one JSON value). */
+const source = file === "-" ? "standard input" : file;
+
+/** Line and column of a character offset in `text`. */
+function lineColumn(text, offset) {
+  const before = text.slice(0, offset);
+  const line = before.split("\n").length;
+  return `line ${line}, column ${offset - before.lastIndexOf("\n")}`;
+}
+
+/** JSON.parse's complaint, with the line and column instead of a character offset. */
+function jsonError(text, e) {
+  const at = /at position (\d+)/.exec(e.message);
+  const message = e.message.replace(/ in JSON at position \d+.*$/, "").replace(/^JSON\.parse: /, "");
+  return at ? `${message} (${lineColumn(text, Number(at[1]))})` : message;
+}
+
+/** The text of a file the user named; a missing or unreadable file is said plainly. */
+function readText(path, what) {
+  try {
+    return readFileSync(path === "-" ? 0 : path, "utf8");
+  } catch (e) {
+    const why = { ENOENT: "no such file", EACCES: "permission denied", EISDIR: "it is a directory" }[e.code] ?? e.message;
+    throw new Error(`cannot read ${what} ${path === "-" ? "standard input" : path}: ${why}`);
+  }
+}
+
+/** Whether `line` is one JSON value by itself. */
+function isJson(line) {
+  try {
+    JSON.parse(line);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The history in FILE: JSON, or JSON Lines (a `.jsonl` file, or text that is not
+ * one JSON value but whose first line is).
+ */
 function readHistory() {
-  const text = readFileSync(file === "-" ? 0 : file, "utf8");
-  const name = file === "-" ? "standard input" : file;
+  const text = readText(file, "the history");
   let notJson;
   if (!file.endsWith(".jsonl")) {
     try {
       return JSON.parse(text);
     } catch (e) {
-      if (text.trim().split("\n").length < 2) throw new Error(`${name} is not JSON: ${e.message}`);
-      notJson = e.message;
+      const first = text.trim().split("\n")[0];
+      if (first === text.trim() || !isJson(first)) throw new Error(`${source} is not JSON: ${jsonError(text, e)}`);
+      notJson = jsonError(text, e);
     }
   }
   return text.split("\n").flatMap((line, i) => {
@@ -67,7 +162,7 @@ function readHistory() {
       return [JSON.parse(line)];
     } catch (e) {
       const json = notJson === undefined ? "" : `not JSON (${notJson}), and `;
-      throw new Error(`${name} is ${json}not JSON Lines: line ${i + 1}: ${e.message}`);
+      throw new Error(`${source} is ${json}not JSON Lines: line ${i + 1}: ${jsonError(line, e).replace(/\(line 1, /, "(")}`);
     }
   });
 }
@@ -79,54 +174,137 @@ function messagesOf(history) {
   return Array.isArray(history?.[key]) ? history[key] : [];
 }
 
+/** The options: --config's table (its warnings printed), then each flag. */
+function optionsFromFlags() {
+  const options = {};
+  if (values.config) {
+    const config = parseConfig(readText(values.config, "the config"));
+    Object.assign(options, config.options);
+    for (const w of config.warnings) process.stderr.write(`warning ${w.code} (${values.config}): ${w.message}\n`);
+  }
+  for (const [flag, [key, kind]] of Object.entries(OPTION_FLAGS)) {
+    const v = values[flag];
+    if (v === undefined) continue;
+    if (kind === "integer" || kind === "number") {
+      const n = Number(v);
+      if (v.trim() === "" || !Number.isFinite(n) || (kind === "integer" && !Number.isInteger(n))) {
+        fail(`--${flag}: expected ${kind === "integer" ? "a whole number" : "a number"}, got ${JSON.stringify(v)}`, 2);
+      }
+      options[key] = n;
+    } else if (kind === "list") {
+      options[key] = v.split(",").map((s) => s.trim());
+    } else {
+      options[key] = v;
+    }
+  }
+  return options;
+}
+
+const plural = (n, word) => `${n.toLocaleString("en-US")} ${word}${n === 1 ? "" : "s"}`;
+
+/** The summarizer for the LLM modes, from --endpoint, --api and the key in the environment. */
+function summarizerFor(history, options) {
+  if (!values.endpoint) fail(`mode ${options.mode} writes its summary with an LLM: give --endpoint URL and --model MODEL\n${usage}`, 2);
+  if (!values.model) fail(`--endpoint needs --model MODEL (the summary model)`, 2);
+  const format = measure(history, { format: options.format }).format;
+  const api = values.api ?? (format === "anthropic" ? "anthropic" : "openai");
+  if (!["openai", "anthropic"].includes(api)) fail(`--api: expected openai or anthropic, got ${JSON.stringify(api)}`, 2);
+  const speaks = api === "anthropic" ? ["anthropic"] : ["openai", "moltis"];
+  if (!speaks.includes(format)) {
+    fail(`the summarizer request is in the history's format (${format}), which the ${api} API does not take; the CLI summarizes openai, moltis and anthropic histories (use the library with your own summarize function for the others)`, 2);
+  }
+  const settings = { apiKey: process.env.CHAT_COMPACTION_API_KEY, model: values.model, baseURL: values.endpoint.replace(/\/+$/, "") };
+  const inner = api === "anthropic" ? anthropicSummarizer(settings) : openAISummarizer(settings);
+  // Stream the summary to standard error as it arrives.
+  return async function* progress(request) {
+    process.stderr.write(`summarizing ${plural(request.estimatedInputTokens, "token")} with ${request.model ?? values.model} (attempt ${request.attempt})…\n`);
+    for await (const piece of inner(request)) {
+      if (typeof piece === "string") process.stderr.write(piece);
+      yield piece;
+    }
+    process.stderr.write("\n");
+  };
+}
+
+async function compactCommand(history, options) {
+  if (["structured", "llm_replace", "llm-replace"].includes(options.mode)) options.summarize = summarizerFor(history, options);
+  else if (values.endpoint) fail(`--endpoint is for the LLM modes (structured, llm_replace), not ${options.mode ?? "deterministic"}`, 2);
+  const result = await compact(history, options);
+  const output = JSON.stringify(result.request ?? result.messages, null, 2) + "\n";
+  if (values.out) writeFileSync(values.out, output);
+  else process.stdout.write(output);
+  const { notice } = result;
+  process.stderr.write(`${notice.text}\nmessages: ${notice.messagesBefore} → ${notice.messagesAfter}; tokens: ${notice.tokensBefore} → ${notice.tokensAfter}\n`);
+  if (notice.fallback) process.stderr.write(`fell back from ${notice.fallback.from} (${notice.fallback.code}): ${notice.fallback.reason}\n`);
+  for (const w of result.warnings) process.stderr.write(`warning ${w.code}: ${w.message}\n`);
+}
+
+/** The meter as a table: totals, then the heaviest messages first. */
+function measureCommand(history, options) {
+  const m = measure(history, options);
+  const messages = messagesOf(history);
+  const pct = (x) => `${(100 * x).toFixed(1)}%`;
+  const lines = [
+    `format        ${m.format}, ${plural(messages.length, "message")}`,
+    `tokens        ${m.tokens.toLocaleString("en-US")} (${pct(m.fraction)} of the window)`,
+    `window        ${m.contextWindow.toLocaleString("en-US")} (${m.windowSource})${m.reservedOutputTokens ? `, ${m.reservedOutputTokens.toLocaleString("en-US")} kept for the answer` : ""}`,
+    `threshold     ${m.threshold.toLocaleString("en-US")}: ${m.shouldCompact ? "compaction is due" : "not yet"}`,
+  ];
+  if (m.systemTokens) lines.push(`system        ${m.systemTokens.toLocaleString("en-US")}`);
+  if (m.toolsTokens) lines.push(`tools         ${m.toolsTokens.toLocaleString("en-US")}`);
+  lines.push("", "heaviest messages:", "  index  role        tokens   share  text");
+  const order = m.perMessage.map((t, i) => [t, i]).sort((a, b) => b[0] - a[0] || a[1] - b[1]);
+  for (const [t, i] of order.slice(0, 15)) {
+    const msg = messages[i] ?? {};
+    const role = String(msg.role ?? msg.type ?? "?").slice(0, 10);
+    const text = JSON.stringify(msg).replace(/\s+/g, " ").slice(0, 60);
+    lines.push(`  ${String(i).padStart(5)}  ${role.padEnd(10)} ${String(t).padStart(7)}  ${pct(t / Math.max(1, m.tokens)).padStart(6)}  ${text}`);
+  }
+  for (const w of m.warnings) lines.push(`warning ${w.code}: ${w.message}`);
+  process.stdout.write(`${lines.join("\n")}\n`);
+}
+
+function validateCommand(history) {
+  const options = {};
+  if (values.format) options.format = values.format;
+  if (values.provider) options.provider = values.provider;
+  if (values["strict-alternation"]) options.strictAlternation = true;
+  const { format, violations } = validate(history, options);
+  const about = `${format}, ${plural(messagesOf(history).length, "message")}`;
+  if (violations.length === 0) {
+    process.stdout.write(`valid (${about})\n`);
+    return;
+  }
+  for (const v of violations) {
+    const place = `messages[${v.index}]`;
+    const text = v.message.startsWith(`${place}: `) ? v.message.slice(place.length + 2) : v.message;
+    process.stdout.write(`${place} ${v.code}: ${text}\n`);
+  }
+  process.stderr.write(`invalid (${about}): ${plural(violations.length, "violation")}\n`);
+  process.exitCode = 1;
+}
+
 try {
   const history = readHistory();
   if (command === "validate") {
-    const options = {};
-    if (values.format) options.format = values.format;
-    if (values.provider) options.provider = values.provider;
-    if (values["strict-alternation"]) options.strictAlternation = true;
-    const { format, violations } = validate(history, options);
-    const n = messagesOf(history).length;
-    const about = `${format}, ${n} message${n === 1 ? "" : "s"}`;
-    if (violations.length === 0) {
-      process.stdout.write(`valid (${about})\n`);
-    } else {
-      for (const v of violations) {
-        const place = `messages[${v.index}]`;
-        const text = v.message.startsWith(`${place}: `) ? v.message.slice(place.length + 2) : v.message;
-        process.stdout.write(`${place} ${v.code}: ${text}\n`);
-      }
-      process.stderr.write(`invalid (${about}): ${violations.length} violation${violations.length === 1 ? "" : "s"}\n`);
-      process.exitCode = 1;
-    }
+    validateCommand(history);
   } else {
-    compactCommand(history);
+    const options = optionsFromFlags();
+    if (command === "compact") {
+      await compactCommand(history, options);
+    } else if (command === "measure") {
+      measureCommand(history, options);
+    } else if (command === "estimate") {
+      process.stdout.write(`${estimateTokens(history, options)}\n`);
+    } else {
+      const m = measure(history, options);
+      const numbers = `${m.tokens.toLocaleString("en-US")} tokens, threshold ${m.threshold.toLocaleString("en-US")}, window ${m.contextWindow.toLocaleString("en-US")}`;
+      process.stdout.write(`${m.shouldCompact ? "compaction is due" : "no compaction needed yet"} (${numbers})\n`);
+      process.exitCode = m.shouldCompact ? 0 : 3;
+    }
   }
 } catch (e) {
-  fail(e.code ? `error ${e.code}: ${e.message}` : `error: ${e.message}`);
-}
-
-/** compact, estimate and check. */
-function compactCommand(history) {
-  const options = values.config ? { ...parseConfig(readFileSync(values.config, "utf8")).options } : {};
-  if (values.mode) options.mode = values.mode;
-  if (values.format) options.format = values.format;
-  if (values.tokenizer) options.tokenizer = values.tokenizer;
-  if (values["context-window"]) options.contextWindow = Number(values["context-window"]);
-  if (command === "compact") {
-    const result = compactSync(history, options);
-    const output = JSON.stringify(result.request ?? result.messages, null, 2) + "\n";
-    if (values.out) writeFileSync(values.out, output);
-    else process.stdout.write(output);
-    const { notice } = result;
-    process.stderr.write(`${notice.text}\nmessages: ${notice.messagesBefore} → ${notice.messagesAfter}; tokens: ${notice.tokensBefore} → ${notice.tokensAfter}\n`);
-    for (const w of result.warnings) process.stderr.write(`warning ${w.code}: ${w.message}\n`);
-  } else if (command === "estimate") {
-    process.stdout.write(`${estimateTokens(history, options)}\n`);
-  } else if (command === "check") {
-    process.exit(shouldCompact(history, options) ? 0 : 3);
-  } else {
-    fail(`unknown command ${JSON.stringify(command)}\n${usage}`, 2);
-  }
+  const what = e.code ? `error ${e.code}` : "error";
+  const where = e.code === "INVALID_INPUT" ? ` (${source})` : "";
+  fail(`${what}${where}: ${e.message}`);
 }

@@ -3,7 +3,8 @@
 // JSON Lines files are read like JSON ones.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import { createServer } from "node:http";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -93,13 +94,14 @@ test("validate: errors and usage", () => {
   assert.match(notJson.stderr, /is not JSON/);
   const unreadable = run("validate", file("bad.json", '{"role": "user", "content": 42}'));
   assert.equal(unreadable.status, 1);
-  assert.match(unreadable.stderr, /^error INVALID_INPUT: /);
+  assert.match(unreadable.stderr, /^error INVALID_INPUT \(.*bad\.json\): /);
   assert.equal(run("validate", "--mode", "deterministic", users).status, 2, "a compaction option is a usage error");
   assert.equal(run("compact", "--provider", "openai", users).status, 2, "a validate option is a usage error elsewhere");
   assert.equal(run("validate", join(dir, "missing.json")).status, 1);
   const help = run("--help");
   assert.equal(help.status, 0);
-  assert.match(help.stderr, /chat-compaction validate \[--format FORMAT\] \[--provider openai\|anthropic\|gemini\|bedrock\] \[--strict-alternation\] FILE/);
+  assert.equal(run("help").stdout, help.stdout, "help and --help print the same");
+  assert.match(help.stdout, /chat-compaction validate \[--format FORMAT\] \[--provider openai\|anthropic\|gemini\|bedrock\] \[--strict-alternation\] FILE/);
 });
 
 test("compact reads JSON Lines too, and a request keyed contents comes back under contents", () => {
@@ -114,4 +116,139 @@ test("compact reads JSON Lines too, and a request keyed contents comes back unde
   assert.deepEqual(Object.keys(fromRequest), ["systemInstruction", "contents", "generationConfig"]);
   const checked = run("validate", file("compacted.json", fromRequest));
   assert.equal(checked.status, 0, checked.stdout);
+});
+
+test("errors name the file, and bad JSON says the line and column", () => {
+  const missing = run("compact", join(dir, "nope.json"));
+  assert.equal(missing.status, 1);
+  assert.equal(missing.stderr, `error: cannot read the history ${join(dir, "nope.json")}: no such file\n`);
+  const bad = run("measure", file("broken.json", '{\n  "messages": [\n    {"role": "user", content: 1}\n  ]\n}'));
+  assert.equal(bad.status, 1);
+  assert.equal(bad.stderr, `error: ${join(dir, "broken.json")} is not JSON: Expected double-quoted property name (line 3, column 22)\n`);
+  const unreadable = run("compact", file("role.json", [{ role: "wizard", content: "x" }]));
+  assert.match(unreadable.stderr, /^error INVALID_INPUT \(.*role\.json\): messages\[0\]/);
+  const config = run("compact", "--config", join(dir, "no.toml"), file("ok.json", [{ role: "user", content: "x" }]));
+  assert.match(config.stderr, /cannot read the config .*no\.toml: no such file/);
+  assert.equal(run("compact", "--protect-head", "two", file("ok2.json", [{ role: "user", content: "x" }])).status, 2);
+});
+
+/** A conversation long enough to compact at a 3,000-token window. */
+function longChat(n = 30) {
+  const m = [{ role: "system", content: "You are terse." }];
+  for (let i = 0; i < n; i++) {
+    m.push({ role: "user", content: `question ${i}: what does src/mod_${i}.rs do? ${"please explain it ".repeat(20)}` });
+    m.push({ role: "assistant", content: `answer ${i}: it parses the input. ${"it reads tokens one by one ".repeat(20)}` });
+  }
+  m.push({ role: "user", content: "and the last one?" });
+  return m;
+}
+
+test("measure prints the meter, heaviest messages first; check prints its verdict and numbers", () => {
+  const chat = longChat();
+  chat[7].content += " and a very long addendum".repeat(200);
+  const path = file("chat.json", chat);
+  const m = run("measure", "--context-window", "3000", path);
+  assert.equal(m.status, 0, m.stderr);
+  assert.match(m.stdout, /^format {8}openai, 62 messages$/m);
+  assert.match(m.stdout, /^window {8}3,000 \(option\)$/m);
+  assert.match(m.stdout, /^threshold {5}2,850: compaction is due$/m);
+  const rows = m.stdout.split("heaviest messages:\n")[1].trim().split("\n").slice(1);
+  assert.match(rows[0], /^\s+7\s+user\s/, "the longest message comes first");
+  const due = run("check", "--context-window", "3000", path);
+  assert.equal(due.status, 0);
+  assert.match(due.stdout, /^compaction is due \([\d,]+ tokens, threshold 2,850, window 3,000\)$/m);
+  const notYet = run("check", path);
+  assert.equal(notYet.status, 3);
+  assert.match(notYet.stdout, /^no compaction needed yet \(.*window 200,000\)$/m);
+  // Flags for the options reach them: a lower threshold.
+  assert.match(run("check", "--context-window", "3000", "--threshold", "0.5", path).stdout, /threshold 1,500/);
+  // --config prints its warnings.
+  const toml = file("moltis.toml", '[chat.compaction]\nmode = "recency_preserving"\ncontext_window = 3000\nbogus = 1\n');
+  const fromConfig = run("compact", "--config", toml, path);
+  assert.equal(fromConfig.status, 0, fromConfig.stderr);
+  assert.match(fromConfig.stderr, /^warning UNKNOWN_OPTION \(.*moltis\.toml\): unknown option "bogus"/m);
+  assert.match(fromConfig.stderr, /Mode: Recency preserving/);
+});
+
+/** Runs the CLI without blocking this process (the mock server answers meanwhile). */
+function runAsync(args, env = {}) {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [cli, ...args], { env: { ...process.env, ...env } });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    child.on("close", (status) => resolve({ status, stdout, stderr }));
+  });
+}
+
+/** A mock OpenAI-compatible server: streams `summary` as SSE, or answers `status`. */
+async function mockServer(handler) {
+  const server = createServer((req, res) => {
+    let body = "";
+    req.on("data", (d) => (body += d));
+    req.on("end", () => handler(req, JSON.parse(body || "{}"), res));
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  return { server, url: `http://127.0.0.1:${server.address().port}/v1` };
+}
+
+/** A structured summary that passes the quality check, in three streamed pieces. */
+const SUMMARY = [
+  "## Goal\nUnderstand every module of the parser.\n## Constraints & Preferences\n(none)\n",
+  "## Progress\n### Done\nModules 0 to 29 were explained: each parses its input by reading tokens (src/mod_0.rs … src/mod_29.rs).\n### In Progress\n(none)\n### Blocked\n(none)\n",
+  "## Key Decisions\n(none)\n## Relevant Files\nsrc/mod_0.rs … src/mod_29.rs\n## Next Steps\nAnswer the last question.\n## Critical Context\n(none)\n",
+];
+
+test("compact --mode structured streams the summary from an OpenAI-compatible endpoint; the key comes from the environment", async () => {
+  const seen = [];
+  const { server, url } = await mockServer((req, body, res) => {
+    seen.push({ path: req.url, auth: req.headers.authorization, body });
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    for (const piece of SUMMARY) res.write(`data: ${JSON.stringify({ choices: [{ delta: { content: piece } }] })}\n\n`);
+    res.write(`data: ${JSON.stringify({ choices: [], usage: { prompt_tokens: 900, completion_tokens: 80 } })}\n\n`);
+    res.end("data: [DONE]\n\n");
+  });
+  try {
+    const path = file("long.json", longChat());
+    const r = await runAsync(["compact", "--mode", "structured", "--context-window", "3000", "--endpoint", url, "--model", "small-model", path], { CHAT_COMPACTION_API_KEY: "sk-test" });
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(seen.length, 1);
+    assert.equal(seen[0].path, "/v1/chat/completions");
+    assert.equal(seen[0].auth, "Bearer sk-test");
+    assert.equal(seen[0].body.model, "small-model");
+    assert.equal(seen[0].body.stream, true);
+    assert.match(r.stderr, /^summarizing [\d,]+ tokens with small-model \(attempt 1\)…$/m);
+    assert.ok(r.stderr.includes(SUMMARY.join("")), "the summary streamed to standard error");
+    assert.match(r.stderr, /Mode: Structured/);
+    const out = JSON.parse(r.stdout);
+    assert.ok(out.some((m) => typeof m.content === "string" && m.content.includes("Modules 0 to 29 were explained")), "the summary is in the result");
+    assert.ok(!r.stdout.includes("sk-test") && !r.stderr.includes("sk-test"), "the key is never printed");
+  } finally {
+    server.close();
+  }
+});
+
+test("a failing endpoint: structured falls back (exit 0), llm_replace fails (exit 1); the LLM modes need --endpoint", async () => {
+  const { server, url } = await mockServer((req, body, res) => {
+    res.writeHead(500, { "content-type": "application/json" });
+    res.end('{"error": "overloaded"}');
+  });
+  try {
+    const path = file("long2.json", longChat());
+    const structured = await runAsync(["compact", "--mode", "structured", "--context-window", "3000", "--endpoint", url, "--model", "m", path]);
+    assert.equal(structured.status, 0, structured.stderr);
+    assert.match(structured.stderr, /^fell back from structured \(LLM_FAILED\): .*HTTP 500/m);
+    assert.match(structured.stderr, /Mode: Recency preserving/);
+    const replace = await runAsync(["compact", "--mode", "llm_replace", "--context-window", "3000", "--endpoint", url, "--model", "m", path]);
+    assert.equal(replace.status, 1);
+    assert.match(replace.stderr, /^error LLM_FAILED: /m);
+    assert.equal(replace.stdout, "", "nothing is written on failure");
+  } finally {
+    server.close();
+  }
+  const path = file("long3.json", longChat());
+  assert.equal(run("compact", "--mode", "structured", path).status, 2, "no endpoint: a usage error");
+  assert.equal(run("compact", "--mode", "structured", "--endpoint", "http://127.0.0.1:9/v1", path).status, 2, "no model: a usage error");
+  assert.equal(run("measure", "--endpoint", "http://127.0.0.1:9/v1", path).status, 2, "--endpoint belongs to compact");
 });

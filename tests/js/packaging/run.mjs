@@ -340,7 +340,7 @@ runtime("typescript", () => {
   return `${version} --strict --noEmit, skipLibCheck off: nodenext (ESM + .cts require), bundler, and Node-only (@types/node, no DOM); ${expectErrors} @ts-expect-error rejections hold`;
 });
 
-const ALLOWED = [/^[^/]+\.js$/, /^[^/]+\.cjs$/, /^[^/]+\.d\.ts$/, /^chat_compaction_bg\.wasm$/, /^bin\/cli\.js$/, /^README\.md$/, /^LICENSE$/, /^CHANGELOG\.md$/, /^package\.json$/];
+const ALLOWED = [/^[^/]+\.js$/, /^[^/]+\.cjs$/, /^[^/]+\.d\.ts$/, /^chat_compaction_bg\.wasm$/, /^bin\/cli\.js$/, /^bin\/summarizers\.js$/, /^README\.md$/, /^LICENSE$/, /^CHANGELOG\.md$/, /^package\.json$/];
 
 runtime("pack-contents", () => {
   const dry = JSON.parse(run("npm", ["pack", "--dry-run", "--json", "--loglevel=error"], { cwd: pkgDir }).stdout)[0];
