@@ -99,16 +99,60 @@ fn main() {
             ms * 1e3 / scale as f64
         );
     }
-    let text = synthetic.to_string();
+    println!("\nestimator (o200k), best of 50:");
+    let joined = |texts: &mut dyn Iterator<Item = String>| texts.collect::<Vec<_>>().join("\n");
+    let synthetic_texts = joined(&mut synthetic.as_array().unwrap().iter().flat_map(|m| {
+        let mut t: Vec<String> = m["content"]
+            .as_str()
+            .map(str::to_string)
+            .into_iter()
+            .collect();
+        for c in m["tool_calls"].as_array().into_iter().flatten() {
+            t.push(
+                c["function"]["arguments"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string(),
+            );
+        }
+        t
+    }));
+    estimator_speed("synthetic history, JSON text", &synthetic.to_string());
+    estimator_speed("synthetic history, message texts", &synthetic_texts);
+    let agent = corpus::texts()
+        .into_iter()
+        .filter(|t| {
+            t.source == "swecontext"
+                && matches!(t.category, corpus::Category::Code | corpus::Category::Json)
+        })
+        .map(|t| t.text);
+    estimator_speed(
+        "corpus agent tool output and arguments",
+        &joined(&mut agent.into_iter()),
+    );
+    let cjk = corpus::texts()
+        .into_iter()
+        .filter(|t| t.category == corpus::Category::Cjk)
+        .map(|t| t.text);
+    estimator_speed("CJK texts", &joined(&mut cjk.into_iter()));
+}
+
+fn estimator_speed(name: &str, text: &str) {
+    if text.is_empty() {
+        return;
+    }
     let ms = (0..50)
         .map(|_| {
             let s = Instant::now();
-            std::hint::black_box(tokens::estimate(&text, tokens::Profile::O200k));
+            std::hint::black_box(tokens::estimate(
+                std::hint::black_box(text),
+                tokens::Profile::O200k,
+            ));
             s.elapsed().as_secs_f64() * 1e3
         })
         .fold(f64::INFINITY, f64::min);
     println!(
-        "\nestimator: {:.0} MB/s over {:.2} MB",
+        "  {name:<40} {:>6.0} MB/s over {:.2} MB",
         text.len() as f64 / 1e6 / (ms / 1e3),
         text.len() as f64 / 1e6
     );

@@ -14,7 +14,7 @@ rm -rf pkg
 wasm-bindgen --target web --no-typescript --out-dir pkg --out-name chat_compaction "$wasm"
 
 step "wasm-opt -Oz"
-node node_modules/binaryen/bin/wasm-opt -Oz --enable-bulk-memory --enable-nontrapping-float-to-int \
+node node_modules/binaryen/bin/wasm-opt -Oz --enable-simd --enable-bulk-memory --enable-nontrapping-float-to-int \
   --enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue \
   pkg/chat_compaction_bg.wasm -o pkg/chat_compaction_bg.wasm
 

@@ -8,6 +8,7 @@ use std::borrow::Cow;
 use serde_json::Value;
 
 use crate::plan::{PLACEHOLDER, STUB_TEXT};
+use crate::tokens::Image;
 
 /// The role of a message as the modes see it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -95,8 +96,11 @@ pub(crate) struct ToolOutput<'a> {
     pub bytes: usize,
     /// Whether the output already is a placeholder of an earlier compaction.
     pub is_placeholder: bool,
-    /// Images inside the output (counted as a flat amount of tokens).
+    /// Images inside the output.
     pub images: usize,
+    /// What is known of those images (their size), as far as they were read;
+    /// the rest count a fixed amount of tokens.
+    pub image_sizes: Vec<Image>,
     /// Bytes of parts of the output the library does not interpret.
     pub opaque_bytes: usize,
     /// Tokens of `text`, noted when the message is counted.
@@ -122,6 +126,7 @@ impl<'a> ToolOutput<'a> {
             text,
             is_error,
             images: 0,
+            image_sizes: Vec::new(),
             opaque_bytes: 0,
             tokens: 0,
             call: None,
@@ -139,8 +144,11 @@ pub(crate) struct Message<'a> {
     /// Reasoning / thinking text that is sent back to the model but is not part
     /// of the conversation's visible text (counts tokens, never summarized).
     pub reasoning: Vec<&'a str>,
-    /// Number of images (counted as a flat amount of tokens).
+    /// Number of images.
     pub images: usize,
+    /// What is known of those images (their size), as far as they were read;
+    /// the rest count a fixed amount of tokens.
+    pub image_sizes: Vec<Image>,
     /// Bytes of content parts the library does not interpret (audio, documents …).
     pub opaque_bytes: usize,
     /// Tool calls (assistant messages).
@@ -175,6 +183,7 @@ impl<'a> Message<'a> {
             texts: Vec::new(),
             reasoning: Vec::new(),
             images: 0,
+            image_sizes: Vec::new(),
             opaque_bytes: 0,
             calls: Vec::new(),
             results: Vec::new(),
@@ -185,6 +194,12 @@ impl<'a> Message<'a> {
             boundary: false,
             tokens: 0,
         }
+    }
+
+    /// Counts an image part, reading its size when its data says.
+    pub(crate) fn add_image<N: crate::json::Node<'a>>(&mut self, part: N) {
+        self.images += 1;
+        self.image_sizes.push(crate::tokens::image_of(part));
     }
 
     /// The first non-blank text part, trimmed.

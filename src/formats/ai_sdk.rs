@@ -67,8 +67,8 @@ fn read_part<'a, N: Node<'a>>(
         "reasoning" => msg
             .reasoning
             .extend(part.get("text").and_then(Node::as_str)),
-        "image" => msg.images += 1,
-        "file" if media_type(part).is_some_and(|t| t.starts_with("image/")) => msg.images += 1,
+        "image" => msg.add_image(part),
+        "file" if media_type(part).is_some_and(|t| t.starts_with("image/")) => msg.add_image(part),
         "tool-call" => {
             let id = req_str(part, "toolCallId", &path)?;
             unique_call(seen, id, &path, "toolCallId")?;
@@ -90,7 +90,22 @@ fn read_part<'a, N: Node<'a>>(
                     "a tool-result part belongs in a tool message, not in a user message",
                 ));
             }
-            msg.results.push(ToolOutput::new(id, name, text, is_error));
+            let mut output = ToolOutput::new(id, name, text, is_error);
+            // a `content` output's media parts: images by their size, the rest
+            // by their bytes (their base64 is not in the text)
+            for media in content_parts(part)
+                .into_iter()
+                .flat_map(Node::items)
+                .filter(|p| p.get("type").and_then(Node::as_str) != Some("text"))
+            {
+                if media_type(media).is_some_and(|t| t.starts_with("image/")) {
+                    output.images += 1;
+                    output.image_sizes.push(crate::tokens::image_of(media));
+                } else {
+                    output.opaque_bytes += media.json_len();
+                }
+            }
+            msg.results.push(output);
         }
         _ => msg.opaque_bytes += part.json_len(),
     }
@@ -110,7 +125,24 @@ fn result_text<'a, N: Node<'a>>(part: N) -> (Cow<'a, str>, bool) {
     };
     let kind = output.get("type").and_then(Node::as_str).unwrap_or("");
     let is_error = kind.starts_with("error");
+    if kind == "content" {
+        // the text parts; media parts count apart (see `content_parts`)
+        let texts: Vec<&str> = content_parts(part)
+            .into_iter()
+            .flat_map(Node::items)
+            .filter(|p| p.get("type").and_then(Node::as_str) == Some("text"))
+            .filter_map(|p| p.get("text").and_then(Node::as_str))
+            .collect();
+        return (Cow::Owned(texts.join("\n")), is_error);
+    }
     (json_text(output.get("value")), is_error)
+}
+
+/// The parts of a tool result's `content` output (`{type: "content", value: [...]}`).
+fn content_parts<'a, N: Node<'a>>(part: N) -> Option<N> {
+    part.get("output")
+        .filter(|o| o.get("type").and_then(Node::as_str) == Some("content"))
+        .and_then(|o| o.get("value"))
 }
 
 fn parts_of<'p>(

@@ -73,7 +73,7 @@ pub(super) fn read<'a, N: Node<'a>>(obj: N, i: usize) -> Result<Message<'a>> {
                     .and_then(Node::as_str)
                     .is_some_and(|t| t.starts_with("image/")) =>
             {
-                msg.images += 1
+                msg.add_image(part)
             }
             "step-start" => {}
             _ => msg.opaque_bytes += part.json_len(),

@@ -84,7 +84,7 @@ fn read_block<'a, N: Node<'a>>(
         "thinking" => msg
             .reasoning
             .extend(block.get("thinking").and_then(Node::as_str)),
-        "image" => msg.images += 1,
+        "image" => msg.add_image(block),
         "tool_use" => {
             if role != Role::Assistant {
                 return Err(misplaced("tool_use", "an assistant"));
@@ -109,7 +109,7 @@ fn read_block<'a, N: Node<'a>>(
             let id = req_str(block, "tool_use_id", &path)?;
             let is_error = block.get("is_error").and_then(Node::as_bool) == Some(true);
             let content = block.get("content");
-            let (mut images, mut opaque_bytes) = (0, 0);
+            let (mut images, mut opaque_bytes) = (Vec::new(), 0);
             let text: Cow<str> = match content.map(Node::kind) {
                 None | Some(Kind::Null) => Cow::Borrowed(""),
                 Some(Kind::String) => Cow::Borrowed(content.and_then(Node::as_str).unwrap_or("")),
@@ -120,7 +120,7 @@ fn read_block<'a, N: Node<'a>>(
                             Some("text") => {
                                 texts.push(part.get("text").and_then(Node::as_str).unwrap_or(""))
                             }
-                            Some("image") => images += 1,
+                            Some("image") => images.push(crate::tokens::image_of(part)),
                             _ => opaque_bytes += part.json_len(),
                         }
                     }
@@ -141,7 +141,8 @@ fn read_block<'a, N: Node<'a>>(
                 }
             };
             let mut output = ToolOutput::new(id, None, text, is_error);
-            output.images = images;
+            output.images = images.len();
+            output.image_sizes = images;
             output.opaque_bytes = opaque_bytes;
             msg.results.push(output);
         }

@@ -76,7 +76,15 @@ pub(super) fn read<'a, N: Node<'a>>(obj: N, i: usize) -> Result<Message<'a>> {
                 None => Cow::Borrowed(""),
             };
             let mut output = ToolOutput::new(id, Some(name), text, false);
-            output.opaque_bytes = response.get("parts").map_or(0, |p| p.json_len());
+            // images in the response's parts count as images, not as their base64
+            for p in response.get("parts").into_iter().flat_map(Node::items) {
+                if p.get("inlineData").is_some() || p.get("fileData").is_some() {
+                    output.images += 1;
+                    output.image_sizes.push(crate::tokens::image_of(p));
+                } else {
+                    output.opaque_bytes += p.json_len();
+                }
+            }
             msg.results.push(output);
         } else if let Some(text) = part.get("text").and_then(Node::as_str) {
             if part.get("thought").and_then(Node::as_bool) == Some(true) {
@@ -85,7 +93,7 @@ pub(super) fn read<'a, N: Node<'a>>(obj: N, i: usize) -> Result<Message<'a>> {
                 msg.texts.push(text);
             }
         } else if part.get("inlineData").is_some() || part.get("fileData").is_some() {
-            msg.images += 1;
+            msg.add_image(part);
         } else {
             msg.opaque_bytes += part.json_len();
         }

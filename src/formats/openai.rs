@@ -59,6 +59,7 @@ pub(super) fn read_common<'a, N: Node<'a>>(obj: N, role: Role, i: usize) -> Resu
         msg.texts.clear();
         let mut output = ToolOutput::new(id, name, text, false);
         output.images = std::mem::take(&mut msg.images);
+        output.image_sizes = std::mem::take(&mut msg.image_sizes);
         output.opaque_bytes = std::mem::take(&mut msg.opaque_bytes);
         msg.results.push(output);
     }
@@ -83,7 +84,7 @@ pub(super) fn read_content<'a, N: Node<'a>>(
                 match req_str(part, "type", &path)? {
                     t if is_text_part(Some(t)) => msg.texts.push(req_str(part, "text", &path)?),
                     "refusal" => msg.reasoning.push(req_str(part, "refusal", &path)?),
-                    "image_url" | "image" | "input_image" => msg.images += 1,
+                    "image_url" | "image" | "input_image" => msg.add_image(part),
                     _ => msg.opaque_bytes += part.json_len(),
                 }
             }

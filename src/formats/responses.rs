@@ -17,6 +17,7 @@ use crate::error::{Error, Result};
 use crate::json::{Kind, Node};
 use crate::message::{Args, Call, Message, Role, ToolOutput};
 use crate::plan::{Edit, STUB_TEXT};
+use crate::tokens::{image_of, Image};
 
 const ROLES: &[(&str, Role)] = &[
     ("user", Role::User),
@@ -83,15 +84,16 @@ pub(super) fn read<'a, N: Node<'a>>(item: N, i: usize) -> Result<Message<'a>> {
             let (text, images, opaque_bytes) = match output.map(Node::kind) {
                 Some(Kind::String) => (
                     Cow::Borrowed(output.and_then(Node::as_str).unwrap_or("")),
-                    0,
+                    Vec::new(),
                     0,
                 ),
-                None | Some(Kind::Null) => (Cow::Borrowed(""), 0, 0),
+                None | Some(Kind::Null) => (Cow::Borrowed(""), Vec::new(), 0),
                 Some(_) => output_parts(output),
             };
             msg = Message::new(Role::Tool);
             let mut r = ToolOutput::new(id, None, text, false);
-            r.images = images;
+            r.images = images.len();
+            r.image_sizes = images;
             r.opaque_bytes = opaque_bytes;
             msg.results.push(r);
         }
@@ -133,19 +135,19 @@ fn call_ref<'a, N: Node<'a>>(item: N, kind: &str, path: &dyn Fn() -> String) -> 
 }
 
 /// The text of an output given as content parts, its images and other bytes.
-fn output_parts<'a, N: Node<'a>>(output: Option<N>) -> (Cow<'a, str>, usize, usize) {
-    let (mut texts, mut images, mut opaque) = (Vec::new(), 0, 0);
+fn output_parts<'a, N: Node<'a>>(output: Option<N>) -> (Cow<'a, str>, Vec<Image>, usize) {
+    let (mut texts, mut images, mut opaque) = (Vec::new(), Vec::new(), 0);
     let Some(o) = output else {
-        return (Cow::Borrowed(""), 0, 0);
+        return (Cow::Borrowed(""), images, 0);
     };
     if o.kind() == Kind::Object {
         // a computer screenshot and the like
-        return (Cow::Borrowed(""), 1, 0);
+        return (Cow::Borrowed(""), vec![image_of(o)], 0);
     }
     for part in o.items() {
         match part.get("type").and_then(Node::as_str) {
             t if openai::is_text_part(t) => texts.extend(part.get("text").and_then(Node::as_str)),
-            Some("input_image") => images += 1,
+            Some("input_image") => images.push(image_of(part)),
             _ => opaque += part.json_len(),
         }
     }

