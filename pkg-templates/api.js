@@ -241,31 +241,60 @@ const segments = new WeakMap();
 
 /** Appends a cached segment. Short runs are copied in a loop: `set` costs more below ~100 elements. */
 function copy(cached) {
-  const w = cached.words;
-  if (nWords + w.length > words.length) words = grow(words, nWords + w.length);
-  if (w.length < 100) for (let i = 0; i < w.length; i++) words[nWords + i] = w[i];
-  else words.set(w, nWords);
-  nWords += w.length;
-  const b = cached.bytes;
-  if (nBytes + b.length > bytes.length) bytes = grow(bytes, nBytes + b.length);
-  if (b.length < 100) for (let i = 0; i < b.length; i++) bytes[nBytes + i] = b[i];
-  else bytes.set(b, nBytes);
-  nBytes += b.length;
+  const { w0, w1, b0, b1 } = cached;
+  const [w, b] = [cached.words, cached.bytes];
+  if (nWords + w1 - w0 > words.length) words = grow(words, nWords + w1 - w0);
+  if (w1 - w0 < 100) for (let i = w0; i < w1; i++) words[nWords++] = w[i];
+  else {
+    words.set(w.subarray(w0, w1), nWords);
+    nWords += w1 - w0;
+  }
+  if (nBytes + b1 - b0 > bytes.length) bytes = grow(bytes, nBytes + b1 - b0);
+  if (b1 - b0 < 100) for (let i = b0; i < b1; i++) bytes[nBytes++] = b[i];
+  else {
+    bytes.set(b.subarray(b0, b1), nBytes);
+    nBytes += b1 - b0;
+  }
   remapped ||= cached.remapped;
 }
 
 /**
- * Runs `write`; a getter, Proxy trap or toJSON of the caller's that throws
- * becomes INVALID_INPUT naming `path`, with the caller's error as `cause`.
+ * Segments written this call (cache entries still pointing into the scratch
+ * buffers). `settle` moves them, all at once, into two arrays of their own: one
+ * allocation a call instead of two a message, which is what a cold call on
+ * thousands of messages would otherwise spend its time on.
  */
-function guarded(path, write) {
-  try {
-    return write();
-  } catch (e) {
-    if (e instanceof CompactionError) throw e;
-    const why = e instanceof Error ? e.message : String(e);
-    throw new CompactionError("INVALID_INPUT", `${path}: reading the message threw: ${why}`, { cause: e });
+let fresh = [];
+
+function settle() {
+  if (fresh.length === 0) return;
+  let [w0, w1, b0, b1] = [Infinity, 0, Infinity, 0];
+  for (const e of fresh) {
+    w0 = Math.min(w0, e.w0);
+    w1 = Math.max(w1, e.w1);
+    b0 = Math.min(b0, e.b0);
+    b1 = Math.max(b1, e.b1);
   }
+  const [ownWords, ownBytes] = [words.slice(w0, w1), bytes.slice(b0, b1)];
+  for (const e of fresh) {
+    e.words = ownWords;
+    e.bytes = ownBytes;
+    e.w0 -= w0;
+    e.w1 -= w0;
+    e.b0 -= b0;
+    e.b1 -= b0;
+  }
+  fresh = [];
+}
+
+/**
+ * A getter, Proxy trap or toJSON of the caller's that threw while `path` was
+ * read, as INVALID_INPUT naming it, with the caller's error as `cause`.
+ */
+function readingFailed(e, path) {
+  if (e instanceof CompactionError) return e;
+  const why = e instanceof Error ? e.message : String(e);
+  return new CompactionError("INVALID_INPUT", `${path}: reading the message threw: ${why}`, { cause: e });
 }
 
 /**
@@ -273,8 +302,10 @@ function guarded(path, write) {
  * still matches, else written (and cached). Returns the fingerprint.
  */
 function message(v, depth, path) {
-  return guarded(path, () => {
-    const cacheable = caching && v !== null && typeof v === "object";
+  const cacheable = caching && v !== null && typeof v === "object";
+  const outerBase = base;
+  const outerRemapped = remapped;
+  try {
     const fp = cacheable ? fingerprint(v, depth, 0x811c9dc5) : 0;
     const cached = cacheable ? segments.get(v) : undefined;
     word(7);
@@ -283,23 +314,26 @@ function message(v, depth, path) {
       copy(cached);
       return fp;
     }
-    const [outerBase, outerShort, outerRemapped] = [base, shortStrings, remapped];
-    const [startWords, startBytes] = [nWords, nBytes];
+    const startWords = nWords;
+    const startBytes = nBytes;
     base = nBytes;
-    shortStrings = new Map();
+    // Short strings are shared within a segment only (offsets are from its base).
+    shortStrings.clear();
     remapped = false;
-    try {
-      value(v, depth, path);
-      if (cacheable) {
-        segments.set(v, { fp, words: words.slice(startWords, nWords), bytes: bytes.slice(startBytes, nBytes), remapped });
-      }
-    } finally {
-      base = outerBase;
-      shortStrings = outerShort;
-      remapped ||= outerRemapped;
+    value(v, depth, path);
+    if (cacheable) {
+      const entry = { fp, words, bytes, w0: startWords, w1: nWords, b0: startBytes, b1: nBytes, remapped };
+      segments.set(v, entry);
+      fresh.push(entry);
     }
     return fp;
-  });
+  } catch (e) {
+    throw readingFailed(e, path);
+  } finally {
+    base = outerBase;
+    shortStrings.clear();
+    remapped ||= outerRemapped;
+  }
 }
 
 /** Lets go of scratch buffers a very large history grew, so they are not held forever. */
@@ -332,9 +366,14 @@ function tape(input, what, cache = true) {
   caching = cache;
   encoding = true;
   try {
-    guarded(what, () => value(input, 0, what));
+    try {
+      value(input, 0, what);
+    } catch (e) {
+      throw readingFailed(e, what);
+    }
   } finally {
     encoding = false;
+    settle();
   }
   const views = [words.subarray(0, nWords), bytes.subarray(0, nBytes)];
   // A request's messages are under the first message key it has (as wasm reads it).
@@ -348,7 +387,8 @@ function tape(input, what, cache = true) {
 
 /** `tape` while another encoding is under way: fresh buffers, the outer state restored. */
 function nested(input, what, cache) {
-  const outer = [words, bytes, nWords, nBytes, base, shortStrings, readMessages, readKeys, fingerprints, remapped, caching];
+  const outer = [words, bytes, nWords, nBytes, base, shortStrings, readMessages, readKeys, fingerprints, remapped, caching, fresh];
+  fresh = [];
   words = new Uint32Array(1 << 10);
   bytes = new Uint8Array(1 << 12);
   shortStrings = new Map();
@@ -358,7 +398,7 @@ function nested(input, what, cache) {
     return { ...t, views: t.views.map((v) => v.slice()) };
   } finally {
     encoding = true;
-    [words, bytes, nWords, nBytes, base, shortStrings, readMessages, readKeys, fingerprints, remapped, caching] = outer;
+    [words, bytes, nWords, nBytes, base, shortStrings, readMessages, readKeys, fingerprints, remapped, caching, fresh] = outer;
   }
 }
 
