@@ -110,10 +110,12 @@ const skipped = (item) => item === undefined || typeof item === "function" || ty
 function value(v, depth, path, key) {
   switch (typeof v) {
     case "string":
+      mixString(v);
       word(4);
       string(v);
       return;
     case "number":
+      mixNumber(v);
       if (!Number.isFinite(v)) {
         word(0);
         return;
@@ -124,12 +126,14 @@ function value(v, depth, path, key) {
       word(bitWords[1]);
       return;
     case "boolean":
+      mix(v ? 2 : 1);
       word(v ? 2 : 1);
       return;
     case "bigint":
       throw invalid(`${path}: a BigInt cannot be part of a chat message (convert it to a number or a string)`);
     case "object": {
       if (v === null) {
+        mix(7);
         word(0);
         return;
       }
@@ -140,6 +144,7 @@ function value(v, depth, path, key) {
       }
       if (Array.isArray(v)) {
         if (v.length > MAX_ITEMS) throw invalid(`${path}: an array of ${v.length} items is more than the ${MAX_ITEMS} this library reads`);
+        mix(5 + v.length * 8);
         word(5);
         word(v.length);
         const spanAt = nWords;
@@ -153,13 +158,16 @@ function value(v, depth, path, key) {
         if (named) fingerprints.set(v, prints);
         for (let i = 0; i < v.length; i++) {
           const item = v[i];
-          if (skipped(item)) word(0);
-          else if (named) prints.push(message(item, depth + 1, `messages[${i}]`));
+          if (skipped(item)) {
+            mix(11);
+            word(0);
+          } else if (named) prints.push(message(item, depth + 1, `messages[${i}]`));
           else value(item, depth + 1, path);
         }
         words[spanAt] = nWords - spanAt - 1;
         return;
       }
+      mix(6);
       word(6);
       const countAt = nWords;
       word(0);
@@ -168,6 +176,7 @@ function value(v, depth, path, key) {
       for (const k of Object.keys(v)) {
         const item = v[k];
         if (skipped(item)) continue;
+        mixString(k);
         string(k);
         if (depth === 0 && MESSAGE_KEYS.includes(k)) {
           if (!readKeys.has(k)) readKeys.set(k, item);
@@ -182,52 +191,78 @@ function value(v, depth, path, key) {
       return;
     }
     default:
+      mix(11);
       word(0);
   }
 }
 
 /**
- * The fingerprint of a message: its shape, its string lengths and three
- * characters of each string (FNV-1a steps), read as `value` reads it. It guards
- * the per-message cache against a message edited in place; an edit that keeps
- * every length and those characters goes unseen. A shape `value` would reject
- * (too deep, a cycle) gets a fingerprint too: the message is then written, and
- * `value` reports it.
+ * The fingerprint of the message being read: its shape, its string lengths and
+ * three characters of each string (FNV-1a steps on `hash`). It guards the
+ * per-message cache against a message edited in place; an edit that keeps every
+ * length and those characters goes unseen. `value` mixes it while it writes (a
+ * message the cache does not hold costs no second walk); `fingerprint` walks a
+ * cached message the same way without writing. Were the two ever to differ,
+ * the cost is a cache miss, never a wrong answer.
  */
-function fingerprint(v, depth, fp) {
+let hash = 0;
+const mix = (x) => {
+  hash = Math.imul(hash ^ x, 0x01000193);
+};
+
+function mixString(s) {
+  const n = s.length;
+  mix(n);
+  if (n > 0) {
+    mix(s.charCodeAt(0));
+    mix(s.charCodeAt(n >> 1));
+    mix(s.charCodeAt(n - 1));
+  }
+}
+
+function mixNumber(v) {
+  mix(3);
+  mix(v | 0);
+  mix((v % 1) * 1e9);
+}
+
+/** Mixes `v` into `hash` as `value` would write it (a shape `value` rejects ends the walk). */
+function fingerprint(v, depth) {
   switch (typeof v) {
-    case "string": {
-      const n = v.length;
-      fp = Math.imul(fp ^ n, 0x01000193);
-      if (n === 0) return fp;
-      fp = Math.imul(fp ^ v.charCodeAt(0), 0x01000193);
-      fp = Math.imul(fp ^ v.charCodeAt(n >> 1), 0x01000193);
-      return Math.imul(fp ^ v.charCodeAt(n - 1), 0x01000193);
-    }
+    case "string":
+      mixString(v);
+      return;
     case "number":
-      fp = Math.imul(fp ^ 3, 0x01000193);
-      fp = Math.imul(fp ^ (v | 0), 0x01000193);
-      return Math.imul(fp ^ ((v % 1) * 1e9), 0x01000193);
+      mixNumber(v);
+      return;
     case "boolean":
-      return Math.imul(fp ^ (v ? 2 : 1), 0x01000193);
+      mix(v ? 2 : 1);
+      return;
     case "object": {
-      if (v === null || depth >= MAX_DEPTH) return Math.imul(fp ^ 7, 0x01000193);
-      if (typeof v.toJSON === "function") return fingerprint(v.toJSON(), depth + 1, fp);
-      if (Array.isArray(v)) {
-        fp = Math.imul(fp ^ (5 + v.length * 8), 0x01000193);
-        for (let i = 0; i < v.length && i < MAX_ITEMS; i++) fp = fingerprint(v[i], depth + 1, fp);
-        return fp;
+      if (v === null || depth >= MAX_DEPTH) {
+        mix(7);
+        return;
       }
-      fp = Math.imul(fp ^ 6, 0x01000193);
+      if (typeof v.toJSON === "function") {
+        fingerprint(v.toJSON(), depth + 1);
+        return;
+      }
+      if (Array.isArray(v)) {
+        mix(5 + v.length * 8);
+        for (let i = 0; i < v.length && i < MAX_ITEMS; i++) fingerprint(v[i], depth + 1);
+        return;
+      }
+      mix(6);
       for (const k of Object.keys(v)) {
         const item = v[k];
         if (skipped(item)) continue;
-        fp = fingerprint(item, depth + 1, fingerprint(k, depth, fp));
+        mixString(k);
+        fingerprint(item, depth + 1);
       }
-      return fp;
+      return;
     }
     default:
-      return Math.imul(fp ^ 11, 0x01000193);
+      mix(11);
   }
 }
 
@@ -306,13 +341,16 @@ function message(v, depth, path) {
   const outerBase = base;
   const outerRemapped = remapped;
   try {
-    const fp = cacheable ? fingerprint(v, depth, 0x811c9dc5) : 0;
     const cached = cacheable ? segments.get(v) : undefined;
     word(7);
     word(nBytes);
-    if (cached !== undefined && cached.fp === fp) {
-      copy(cached);
-      return fp;
+    if (cached !== undefined) {
+      hash = 0x811c9dc5;
+      fingerprint(v, depth);
+      if (hash === cached.fp) {
+        copy(cached);
+        return hash;
+      }
     }
     const startWords = nWords;
     const startBytes = nBytes;
@@ -320,7 +358,9 @@ function message(v, depth, path) {
     // Short strings are shared within a segment only (offsets are from its base).
     shortStrings.clear();
     remapped = false;
+    hash = 0x811c9dc5;
     value(v, depth, path);
+    const fp = hash;
     if (cacheable) {
       const entry = { fp, words, bytes, w0: startWords, w1: nWords, b0: startBytes, b1: nBytes, remapped };
       segments.set(v, entry);
@@ -387,7 +427,7 @@ function tape(input, what, cache = true) {
 
 /** `tape` while another encoding is under way: fresh buffers, the outer state restored. */
 function nested(input, what, cache) {
-  const outer = [words, bytes, nWords, nBytes, base, shortStrings, readMessages, readKeys, fingerprints, remapped, caching, fresh];
+  const outer = [words, bytes, nWords, nBytes, base, shortStrings, readMessages, readKeys, fingerprints, remapped, caching, fresh, hash];
   fresh = [];
   words = new Uint32Array(1 << 10);
   bytes = new Uint8Array(1 << 12);
@@ -398,7 +438,7 @@ function nested(input, what, cache) {
     return { ...t, views: t.views.map((v) => v.slice()) };
   } finally {
     encoding = true;
-    [words, bytes, nWords, nBytes, base, shortStrings, readMessages, readKeys, fingerprints, remapped, caching, fresh] = outer;
+    [words, bytes, nWords, nBytes, base, shortStrings, readMessages, readKeys, fingerprints, remapped, caching, fresh, hash] = outer;
   }
 }
 

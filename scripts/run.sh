@@ -7,3 +7,4 @@ bash scripts/setup.sh
 bash scripts/build.sh
 printf '\n== demo: compacting examples/data/tau-bench-airline-3.json\n'
 node scripts/demo.mjs "$@"
+printf '\n== the demo page: run `node scripts/www.mjs serve` and open the address it prints\n'

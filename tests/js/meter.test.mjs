@@ -192,3 +192,18 @@ test("on the corpus, cached and uncached calls agree in every format, after grow
     assert.deepEqual(measure(grow(messages.length)), uncached(grow(messages.length)), `${name}: edited in place`);
   }
 });
+
+test("every JSON shape fingerprints the same when written and when checked (a warm call hits)", () => {
+  const m = {
+    role: "assistant",
+    content: `b${"word ".repeat(200)}y`,
+    tool_calls: [{ id: "c9", type: "function", function: { name: "read", arguments: '{"path":"a.rs","n":3}' } }],
+    extra: { n: 1.5, big: 2 ** 40, neg: -3, ok: true, no: false, none: null, skipped: undefined, fn() {}, at: new Date(0), list: [1, "two", null, undefined, [true]] },
+  };
+  const h = [{ role: "user", content: "hi" }, m, { role: "tool", tool_call_id: "c9", content: "ok" }];
+  const first = measure(h).perMessage[1];
+  const mid = m.content.length >> 1;
+  m.content = m.content.slice(0, mid).replace(/ /g, "-") + m.content[mid] + m.content.slice(mid + 1).replace(/ /g, "-");
+  assert.equal(measure(h).perMessage[1], first, "answered from the cache");
+  assert.notEqual(uncached(h).perMessage[1], first);
+});

@@ -14,7 +14,7 @@
 // desktop and phone ones are also copied to www/screenshots/ (for the README).
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -147,10 +147,13 @@ describe("the page in Chromium", { skip: noBrowser }, () => {
   const mockSeen = []; // {path, auth, body}
   const mockClosed = []; // paths whose connection closed before the answer ended
 
+  let pkgDir; // a snapshot of pkg/, so a rebuild meanwhile cannot mix versions
   before(async () => {
-    api = await import("../../pkg/node.js");
+    pkgDir = mkdtempSync(join(tmpdir(), "www-pkg-"));
+    cpSync(join(root, "pkg"), pkgDir, { recursive: true });
+    api = await import(pathToFileURL(join(pkgDir, "node.js")).href);
     const { serveWww } = await import("../../scripts/www.mjs");
-    site = await serveWww();
+    site = await serveWww({ pkgDir });
     mock = await startMock(mockSeen, mockClosed);
     const { chromium } = await import("playwright-core");
     browser = await chromium.launch({
@@ -166,6 +169,7 @@ describe("the page in Chromium", { skip: noBrowser }, () => {
     await browser?.close();
     await site?.close();
     await mock?.close();
+    if (pkgDir) rmSync(pkgDir, { recursive: true, force: true });
   });
 
   /** A fresh page (own context, so a fresh profile) that records requests and fails on page errors. */
@@ -335,8 +339,16 @@ describe("the page in Chromium", { skip: noBrowser }, () => {
       await page.evaluate(() => document.getElementById("results").scrollIntoView());
       await page.screenshot({ path: join(SHOTS, `${name}-result.png`) });
       // The bubbles from the marker on: pruned outputs and the stub follow it.
-      await page.evaluate(() => document.querySelector('#conversation [data-kind="marker"]').scrollIntoView());
-      await page.screenshot({ path: join(SHOTS, `${name}-conversation.png`) });
+      await page.evaluate((phone) => {
+        const at = document.querySelector(phone ? '#conversation [data-part-kind="pruned"]' : '#conversation [data-kind="marker"]');
+        window.scrollTo(0, window.scrollY + at.getBoundingClientRect().top - (phone ? 160 : 8));
+      }, name === "phone");
+      // On the desktop, just the result column (the controls beside it are scrolled past).
+      const column = await page.evaluate(() => {
+        const r = document.getElementById("results").getBoundingClientRect();
+        return { x: Math.max(0, r.left - 8), width: Math.min(window.innerWidth, r.right + 8) - Math.max(0, r.left - 8) };
+      });
+      await page.screenshot({ path: join(SHOTS, `${name}-conversation.png`), clip: name === "phone" ? undefined : { x: column.x, y: 0, width: column.width, height } });
       if (name === "phone") shots.push([join(SHOTS, "phone-conversation.png"), "phone.png"]);
       else shots.push([top, "desktop.png"], [join(SHOTS, "desktop-conversation.png"), "desktop-conversation.png"]);
       for (const mode of ["deterministic"]) {
@@ -455,6 +467,34 @@ describe("the page in Chromium", { skip: noBrowser }, () => {
     await context.close();
   });
 
+  test("a dropped file and a picked file are read", async () => {
+    const { page, context, problems } = await openPage();
+    const jsonl = SAMPLES.find((x) => x.id === "openai-jsonl").text();
+    let serial = await page.getAttribute("body", "data-input");
+    await page.evaluate((text) => {
+      const data = new DataTransfer();
+      data.items.add(new File([text], "dropped.jsonl", { type: "application/x-ndjson" }));
+      document.getElementById("drop").dispatchEvent(new DragEvent("drop", { dataTransfer: data, bubbles: true, cancelable: true }));
+    }, jsonl);
+    await page.waitForFunction((before) => document.body.dataset.input !== before, serial);
+    assert.match(await page.textContent("#input-status"), /Read as OpenAI Chat Completions: 57 messages in a message array \(JSON Lines\)/);
+    assert.equal(await runMode(page, "deterministic"), "done");
+    const [download] = await Promise.all([page.waitForEvent("download"), page.click("#download")]);
+    assert.equal(download.suggestedFilename(), "dropped.compacted.jsonl");
+
+    serial = await page.getAttribute("body", "data-input");
+    const gemini = SAMPLES.find((x) => x.id === "gemini").text();
+    await page.setInputFiles("#file", { name: "session.json", mimeType: "application/json", buffer: Buffer.from(gemini) });
+    await page.waitForFunction((before) => document.body.dataset.input !== before, serial);
+    assert.match(await page.textContent("#input-status"), /Read as Google Gemini: \d+ messages in a request object \(JSON\)/);
+    // With the default window (200,000) head and tail cover it all: nothing to gain in recency_preserving.
+    assert.equal(await runMode(page, "recency_preserving"), "error");
+    assert.equal(await page.getAttribute("#error", "data-code"), "TOO_SMALL_TO_COMPACT");
+    assert.equal(await runMode(page, "deterministic"), "done");
+    assert.deepEqual(problems, []);
+    await context.close();
+  });
+
   /** Selects an LLM mode with the mock's endpoint and the test key. */
   async function llmSetup(page, sample, path, mode = "structured") {
     await pickSample(page, sample);
@@ -488,6 +528,8 @@ describe("the page in Chromium", { skip: noBrowser }, () => {
     assert.equal(seen.kinds.filter((k) => k === "summary").length, 1);
     assert.match(await page.textContent('#conversation [data-kind="summary"]'), /## Goal\s+Fix the Europe\/Berlin due dates/);
     assert.match(seen.notice, /Used 1801 tokens \(1234 in \+ 567 out\)/);
+    await page.evaluate(() => document.getElementById("results").scrollIntoView());
+    await page.screenshot({ path: join(SHOTS, "desktop-structured.png") });
     // What the mock got: the key as a bearer token, the model, a stream, valid OpenAI Chat messages.
     const call = mockSeen.findLast((c) => c.path === "/ok/v1/chat/completions");
     assert.equal(call.auth, `Bearer ${KEY}`);
@@ -556,7 +598,7 @@ describe("the page in Chromium", { skip: noBrowser }, () => {
     const { buildWww } = await import("../../scripts/www.mjs");
     const out = mkdtempSync(join(tmpdir(), "www-build-"));
     try {
-      const file = await buildWww({ out });
+      const file = await buildWww({ out, pkgDir });
       const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
       const asked = [];
       await context.route("**/*", (route) => {
