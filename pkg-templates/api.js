@@ -927,7 +927,9 @@ export function compactJsonString(json, options) {
   } catch (cause) {
     throw new CompactionError("INVALID_INPUT", `input is not valid JSON: ${cause.message}`, { cause });
   }
-  return JSON.stringify(compactSync(history, options));
+  // Objects parsed here are never seen again: nothing to cache.
+  const uncached = options !== null && typeof options === "object" && !Array.isArray(options) ? { ...options, cache: false } : options ?? { cache: false };
+  return JSON.stringify(compactSync(history, uncached));
 }
 
 /** Estimated tokens of a text, or of a whole history (array or request object). */

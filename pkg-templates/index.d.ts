@@ -435,8 +435,14 @@ export interface CompactionOptions {
   pin?: ((message: any, index: number) => boolean) | number[];
   /** Roles whose messages are kept verbatim in every mode ("user" keeps everything the person said). */
   pinRoles?: Array<"system" | "developer" | "user" | "assistant" | "tool">;
-  /** Your own exact token counter, used for every count instead of the built-in estimator. */
+  /** Your own exact token counter, used for every count instead of the built-in estimator (never cached). */
   countTokens?: (text: string) => number;
+  /**
+   * The per-message cache (default true): each message object's encoded form and
+   * estimate are kept (WeakMap) and reused while its fingerprint — shape, string
+   * lengths, first/middle/last characters — matches. `false` for this call.
+   */
+  cache?: boolean;
   /** The summarizer for the LLM modes (`structured`, `llm_replace`; with `compact` only). */
   summarize?: Summarizer;
   /** Aborts an LLM-mode compaction: `compact` rejects with ABORTED (never a fallback). */
