@@ -455,6 +455,24 @@ function restore(v) {
 }
 
 /** The parsed envelope `{ok, memo?}`; an error envelope throws. */
+// Whether the wasm module answered once: `chat-compaction/init` leaves it to the
+// caller, and a call before `initialize` would otherwise fail inside the glue.
+let ready = false;
+
+function ensureReady() {
+  if (ready) return;
+  try {
+    raw.parseConfigToml("");
+    ready = true;
+  } catch (cause) {
+    throw new CompactionError(
+      "NOT_INITIALIZED",
+      "the wasm module is not initialized: with chat-compaction/init, call `await initialize(source)` (a URL to the .wasm, a fetch Response, its bytes or a WebAssembly.Module) or `initializeSync(bytesOrModule)` first",
+      { cause },
+    );
+  }
+}
+
 function unwrapAll(envelope) {
   const parsed = JSON.parse(envelope);
   if (parsed.error) throw new CompactionError(parsed.error.code, parsed.error.message);
@@ -506,7 +524,12 @@ function counter(options) {
     try {
       const n = fn(text);
       if (typeof n === "number" && n >= 0 && n <= Number.MAX_SAFE_INTEGER) return n;
-      failure = new TypeError(`countTokens returned ${String(n)}; expected a non-negative number up to 2^53`);
+      if (typeof n?.then === "function") {
+        n.then?.(undefined, () => {}); // its rejection, if any, is reported here, not left unhandled
+        failure = new TypeError("countTokens returned a Promise; it must answer synchronously (a synchronous tokenizer such as js-tiktoken's encode, or counts computed beforehand)");
+      } else {
+        failure = new TypeError(`countTokens returned ${String(n)}; expected a non-negative number up to 2^53`);
+      }
     } catch (e) {
       failure = e;
     }
@@ -590,6 +613,7 @@ function keepEstimates(memo, by, messages, prints) {
 
 /** Calls a wasm export with the encoded history, the options, the caller's counter and the estimates known. */
 function call(exportFn, history, options, ...rest) {
+  ensureReady();
   let opts = optionsJson(options);
   const [count, check] = counter(options);
   const { views: [w, b], messages, key, remapped, prints } = tape(history, "input", options?.cache !== false);
@@ -678,6 +702,7 @@ function aborted(signal) {
  */
 class Job {
   constructor(history, options) {
+    ensureReady();
     this.options = optionsJson(options);
     [this.count, this.check] = counter(options);
     const { views, messages, key, remapped, prints } = tape(history, "input", options?.cache !== false);
@@ -957,6 +982,7 @@ export function validate(history, options) {
       throw new CompactionError("INVALID_CONFIG", `options: cannot be read (${cause.message})`, { cause });
     }
   }
+  ensureReady();
   const { views: [w, b], remapped } = tape(history, "input");
   let envelope;
   try {
@@ -987,5 +1013,6 @@ export function parseConfig(toml) {
   if (typeof toml !== "string") {
     throw new CompactionError("INVALID_CONFIG", `config: expected TOML text, got ${toml === null ? "null" : typeof toml}`);
   }
+  ensureReady();
   return unwrap(raw.parseConfigToml(toml));
 }

@@ -594,7 +594,9 @@ export type ErrorCode =
   | "LLM_FAILED"
   | "EMPTY_SUMMARY"
   | "ABORTED"
-  | "STALE_HISTORY";
+  | "STALE_HISTORY"
+  /** `chat-compaction/init` only: an API call before `initialize` / `initializeSync`. */
+  | "NOT_INITIALIZED";
 
 /** Every error the library throws. */
 export declare class CompactionError extends Error {

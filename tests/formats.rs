@@ -10,7 +10,7 @@ mod common;
 
 use std::collections::HashSet;
 
-use chat_compaction::{compact, options, validate, ErrorKind, ValidateOptions};
+use chat_compaction::{compact, estimate_tokens, options, validate, ErrorKind, ValidateOptions};
 use common::{convert, corpus};
 use serde_json::{json, Value};
 
@@ -380,4 +380,50 @@ fn bad_input_in_the_newer_formats_is_a_located_error_and_the_library_goes_on() {
     }
     // the library still works after every error
     assert!(compact(&json!([{"role": "user", "content": "hi"}]), &config).is_ok());
+}
+
+#[test]
+fn a_forced_format_that_does_not_fit_the_data_names_the_first_message_that_does_not() {
+    let anthropic = json!([
+        {"role": "user", "content": "read src/a.rs"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "read", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "fn main() {}"}]},
+        {"role": "assistant", "content": "done"},
+    ]);
+    let openai = json!([
+        {"role": "user", "content": "read src/a.rs"},
+        {"role": "assistant", "content": null, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "read", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "fn main() {}"},
+    ]);
+    for (history, forced, index, what) in [
+        (&anthropic, "openai", 1, "tool_use"),
+        (&anthropic, "moltis", 1, "tool_use"),
+        (&anthropic, "ai-sdk", 1, "tool_use"),
+        (&openai, "anthropic", 1, "tool_calls"),
+        (&openai, "gemini", 1, "tool_calls"),
+        (&openai, "openai-responses", 1, "tool_calls"),
+    ] {
+        let config =
+            options::from_json(&json!({"format": forced, "mode": "recency_preserving"})).unwrap();
+        let before = history.clone();
+        let e = compact(history, &config).expect_err(forced);
+        assert_eq!(e.kind(), ErrorKind::InvalidInput, "{forced}: {e}");
+        let message = e.to_string();
+        assert!(
+            message.contains(&format!("messages[{index}]"))
+                && message.contains(what)
+                && message.contains(forced),
+            "{forced}: {message}"
+        );
+        assert_eq!(history, &before, "the input is untouched");
+    }
+    // Plain text fits any format, and OpenAI and Moltis messages fit each other.
+    let plain =
+        json!([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]);
+    for forced in ["openai", "anthropic", "moltis", "ai-sdk"] {
+        let config = options::from_json(&json!({"format": forced})).unwrap();
+        assert!(estimate_tokens(&plain, &config).is_ok(), "{forced}");
+    }
+    let config = options::from_json(&json!({"format": "moltis"})).unwrap();
+    assert!(estimate_tokens(&openai, &config).is_ok());
 }

@@ -184,7 +184,13 @@ pub(crate) fn open<'a, N: Node<'a>>(root: N, forced: Option<Format>) -> Result<D
             ))
         }
     };
-    let format = forced.unwrap_or_else(|| detect(root, &messages));
+    let format = match forced {
+        Some(f) => {
+            check_forced(f, root, &messages)?;
+            f
+        }
+        None => detect(root, &messages),
+    };
     Ok(Document {
         format,
         root,
@@ -203,6 +209,69 @@ pub(crate) fn single<'a, N: Node<'a>>(format: Format, message: N) -> Document<'a
         is_request: false,
         _json: PhantomData,
     }
+}
+
+/// The format a message's own shape belongs to, when it has something only that
+/// format (or family) has: what [`detect`] looks for, message by message.
+fn marker<'a, N: Node<'a>>(m: N) -> Option<(Format, &'static str)> {
+    let kind_of = |b: N| b.get("type").and_then(Node::as_str);
+    let parts = || m.get("content").into_iter().flat_map(Node::items);
+    if kind_of(m).is_some_and(responses::is_item_type) {
+        return Some((Format::OpenaiResponses, "a Responses item type"));
+    }
+    if let Some(p) = m.get("parts") {
+        return Some(if p.items().any(|x| kind_of(x).is_some()) {
+            (Format::AiSdkUi, "typed `parts`")
+        } else {
+            (Format::Gemini, "Gemini `parts`")
+        });
+    }
+    if m.get("role").and_then(Node::as_str) == Some("model") {
+        return Some((Format::Gemini, "the role \"model\""));
+    }
+    if parts().any(|b| matches!(kind_of(b), Some("tool-call" | "tool-result" | "file"))) {
+        return Some((Format::AiSdk, "AI SDK tool-call / tool-result parts"));
+    }
+    if parts().any(|b| {
+        matches!(
+            kind_of(b),
+            Some("tool_use" | "tool_result" | "thinking" | "redacted_thinking")
+        )
+    }) {
+        return Some((
+            Format::Anthropic,
+            "tool_use / tool_result / thinking blocks",
+        ));
+    }
+    if m.get("tool_calls").is_some() || m.get("tool_call_id").is_some() {
+        return Some((Format::Openai, "`tool_calls` / `tool_call_id`"));
+    }
+    None
+}
+
+/// A forced format must fit the data: a message with what only another format
+/// has (an Anthropic `tool_result` block read as OpenAI would be left orphaned)
+/// is `INVALID_INPUT` naming it. OpenAI and Moltis messages fit each other.
+fn check_forced<'a, N: Node<'a>>(forced: Format, root: N, messages: &[N]) -> Result<()> {
+    let family = |f: Format| match f {
+        Format::Moltis => Format::Openai,
+        f => f,
+    };
+    for (i, m) in messages.iter().enumerate() {
+        if let Some((found, what)) = marker(*m) {
+            if family(found) != family(forced) {
+                return Err(Error::input(
+                    format!("messages[{i}]"),
+                    format!(
+                        "holds {what}, which the forced format {:?} does not have (the history reads as {:?}); leave `format` out, or force the history's own format",
+                        forced.name(),
+                        detect(root, messages).name()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Guesses the format from what only one format has, the most specific first:

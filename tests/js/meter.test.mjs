@@ -207,3 +207,12 @@ test("every JSON shape fingerprints the same when written and when checked (a wa
   assert.equal(measure(h).perMessage[1], first, "answered from the cache");
   assert.notEqual(uncached(h).perMessage[1], first);
 });
+
+test("a countTokens that answers a Promise is INVALID_CONFIG saying it must be synchronous", () => {
+  const h = fresh();
+  assert.throws(
+    () => measure(h, { countTokens: async () => 1 }),
+    (e) => e.code === "INVALID_CONFIG" && /must answer synchronously/.test(e.message) && e.cause instanceof TypeError,
+  );
+  assert.throws(() => measure(h, { countTokens: () => Promise.reject(new Error("no")) }), { code: "INVALID_CONFIG" });
+});
