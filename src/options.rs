@@ -453,7 +453,24 @@ fn validate(entries: Vec<Entry>) -> Result<ParsedOptions> {
                 })?;
             }
             "threshold_percent" => {
-                o.threshold_percent = clamp(e, e.number()?, 0.1, 0.95, &mut warnings)
+                let given = e.number()?;
+                // `80` means 80%: a fraction above 1 could only be clamped to 0.95.
+                let fraction = if given > 1.0 && given <= 100.0 {
+                    warnings.push(Warning {
+                        code: "READ_AS_PERCENT",
+                        message: format!(
+                            "{} = {} read as a percent: {}{}",
+                            e.name,
+                            number_text(given),
+                            number_text(given / 100.0),
+                            e.here()
+                        ),
+                    });
+                    given / 100.0
+                } else {
+                    given
+                };
+                o.threshold_percent = clamp(e, fraction, 0.1, 0.95, &mut warnings)
             }
             "tail_budget_ratio" => {
                 o.tail_budget_ratio = clamp(e, e.number()?, 0.05, 0.80, &mut warnings)
@@ -721,6 +738,28 @@ mod tests {
             o.context_window = cw;
             assert_eq!(o.tail_budget(), want, "window {cw}");
         }
+    }
+
+    #[test]
+    fn a_threshold_above_one_and_up_to_a_hundred_is_a_percent() {
+        let codes = |o: &ParsedOptions| o.warnings.iter().map(|w| w.code).collect::<Vec<_>>();
+        for (given, used, warned) in [
+            (80.0, 0.8, vec!["READ_AS_PERCENT"]),
+            (100.0, 0.95, vec!["READ_AS_PERCENT", "CLAMPED"]),
+            (5.0, 0.1, vec!["READ_AS_PERCENT", "CLAMPED"]),
+            (150.0, 0.95, vec!["CLAMPED"]),
+            (1.0, 0.95, vec!["CLAMPED"]),
+            (0.5, 0.5, vec![]),
+        ] {
+            let o = from_json(&serde_json::json!({"thresholdPercent": given})).unwrap();
+            assert_eq!(o.options.threshold_percent, used, "{given}");
+            assert_eq!(codes(&o), warned, "{given}");
+        }
+        let toml = from_toml("[chat.compaction]\nthreshold_percent = 80\n").unwrap();
+        assert_eq!(toml.options.threshold_percent, 0.8);
+        assert!(toml.warnings[0]
+            .message
+            .contains("read as a percent: 0.8 (line 2"));
     }
 
     #[test]

@@ -422,10 +422,10 @@ describe("the page in Chromium", { skip: noBrowser }, () => {
     // A moltis.toml table sets the fields; an out-of-range value is clamped with a warning; a wrong type names line and column.
     await pickSample(page, "openai");
     await page.click("details.toml > summary");
-    await page.fill("#toml", '[chat.compaction]\nmode = "recency_preserving"\nthreshold_percent = 2\nprotect_tail_min = 5\n');
+    await page.fill("#toml", '[chat.compaction]\nmode = "recency_preserving"\ntail_budget_ratio = 0.9\nprotect_tail_min = 5\n');
     await page.click("#apply-toml");
-    assert.match(await page.textContent("#toml-status"), /Applied: mode recency_preserving\..*threshold_percent = 2 is above the maximum/s);
-    assert.equal(await page.inputValue("#thresholdPercent"), "0.95");
+    assert.match(await page.textContent("#toml-status"), /Applied: mode recency_preserving\..*tail_budget_ratio = 0\.9 is above the maximum/s);
+    assert.equal(await page.inputValue("#tailBudgetRatio"), "0.8");
     assert.equal(await page.inputValue("#protectTailMin"), "5");
     assert.equal(await page.evaluate(() => document.querySelector('input[name="mode"]:checked').value), "recency_preserving");
     await page.fill("#toml", "[chat.compaction]\nprotect_head = \"three\"\n");
