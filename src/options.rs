@@ -486,6 +486,13 @@ fn validate(entries: Vec<Entry>) -> Result<ParsedOptions> {
             "max_summary_tokens" => o.max_summary_tokens = e.integer(&mut warnings)?,
             "context_window" => {
                 o.context_window = e.integer(&mut warnings)?;
+                if o.context_window == 0 {
+                    return Err(Error::config(format!(
+                        "{} = 0{} is not a context window: give the model's window in tokens (e.g. 128000), or leave it out to take the request's model's window or 200000",
+                        e.name,
+                        e.here()
+                    )));
+                }
                 window_given = true;
             }
             "reserve_output_tokens" => o.reserve_output_tokens = e.integer(&mut warnings)?,
@@ -588,6 +595,12 @@ fn validate(entries: Vec<Entry>) -> Result<ParsedOptions> {
                 });
             }
         }
+    }
+    if window_given && o.reserve_output_tokens >= o.context_window {
+        return Err(Error::config(format!(
+            "reserve_output_tokens ({}) leaves no room for the conversation in context_window ({}): the answer's room must be smaller than the window",
+            o.reserve_output_tokens, o.context_window
+        )));
     }
     Ok(ParsedOptions {
         options: o,

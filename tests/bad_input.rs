@@ -1096,9 +1096,14 @@ fn catalogue() -> Vec<Case> {
             }),
         ),
         opts_case(
-            "contextWindow 0 still compacts",
+            "contextWindow 0 is not a window",
             json!({"contextWindow": 0, "mode": "recency_preserving", "protectHead": 1, "protectTailMin": 1}),
-            ok("openai", no_check),
+            bad_config(&["contextWindow = 0", "not a context window"]),
+        ),
+        opts_case(
+            "the answer's room as large as the window",
+            json!({"contextWindow": 8000, "reserveOutputTokens": 8000}),
+            bad_config(&["reserve_output_tokens (8000)", "context_window (8000)"]),
         ),
         Case {
             name: "options text is not JSON (NaN)",
