@@ -173,7 +173,7 @@ export interface ResponsesRequest {
 // ---- Vercel AI SDK ModelMessage ----------------------------------------------------
 
 /** Binary data of an AI SDK part: base64 or a data URL, bytes, or a URL. */
-export type AiSdkData = string | Uint8Array | ArrayBuffer | URL;
+export type AiSdkData = string | Uint8Array | ArrayBuffer | URLLike;
 /** A text part. */
 export interface AiSdkTextPart { type: "text"; text: string; providerOptions?: Record<string, unknown>; [extra: string]: unknown }
 /** An image part. */
@@ -313,6 +313,168 @@ export type MessagesOf<R> = R extends { messages: Array<infer M> }
 /** What `compact` accepts: a message array or a request object. */
 export type History<M extends Message = Message> = M[] | HistoryRequest<M>;
 
+// ---- Your own message types --------------------------------------------------------
+//
+// The functions take the SDKs' own types (`ChatCompletionMessageParam[]`,
+// `MessageCreateParams`, `ModelMessage[]`, `UIMessage[]`, Gemini `Content[]`, …) and
+// your own interfaces as they are: a message only has to look like one of the
+// shapes below. What comes back keeps your type, widened by the messages compaction
+// adds when those are not already of your type.
+
+/**
+ * What a message must look like to be passed in: it has a `role` (OpenAI, Anthropic,
+ * Moltis, the AI SDK, your own), or a `type` or an `id` (OpenAI Responses items,
+ * item references included), or is a Gemini content (`parts`). The library reads
+ * the rest at run time.
+ */
+export type MessageLike =
+  | { readonly role: string }
+  | { readonly type: string }
+  | { readonly id: string; readonly type?: string | null }
+  | { readonly role?: string; readonly parts?: readonly unknown[] };
+
+/**
+ * What a request must look like to be passed in: its messages under `messages`,
+ * `input` or `contents` (the first it has). At run time they must be an array
+ * (INVALID_INPUT otherwise); the types also accept the SDK unions that allow a
+ * string there (Responses `input`, Gemini `contents`).
+ */
+export type HistoryRequestLike =
+  | { readonly messages: readonly MessageLike[] }
+  | { readonly input?: string | readonly MessageLike[] }
+  | { readonly contents: unknown };
+
+/** What every function accepts as a history: a message array or a request object. */
+export type HistoryLike = readonly MessageLike[] | HistoryRequestLike;
+
+// What compaction adds, format by format: the marker and the summary are `user`
+// messages carrying instructions for the model (not something the person wrote);
+// stubs stand in for tool results whose calls were kept but whose results were not.
+// With `alternation: "merge"` the text joins the neighbouring message instead.
+
+/** OpenAI Chat and Moltis: marker or summary (`created_at` in Moltis sessions). */
+export type OpenAIAddedText = { role: "user"; content: string; created_at?: number };
+/** OpenAI Chat and Moltis: a stub tool result. */
+export type OpenAIAddedStub = { role: "tool"; tool_call_id: string; content: string; created_at?: number };
+/** Anthropic: marker or summary. */
+export type AnthropicAddedText = { role: "user"; content: string };
+/** Anthropic: a user message of stub tool results. */
+export type AnthropicAddedStub = { role: "user"; content: Array<{ type: "tool_result"; tool_use_id: string; content: string }> };
+/** OpenAI Responses: marker or summary. */
+export type ResponsesAddedText = { type: "message"; role: "user"; content: Array<{ type: "input_text"; text: string }> };
+/** OpenAI Responses: a stub output, of the kind the call was. */
+export type ResponsesAddedStub =
+  | { type: "function_call_output"; call_id: string; output: string }
+  | { type: "custom_tool_call_output"; call_id: string; output: string };
+/** AI SDK `ModelMessage`: marker or summary. */
+export type AiSdkAddedText = { role: "user"; content: string };
+/** AI SDK `ModelMessage`: a tool message of stub results. */
+export type AiSdkAddedStub = {
+  role: "tool";
+  content: Array<{ type: "tool-result"; toolCallId: string; toolName: string; output: { type: "text"; value: string } }>;
+};
+/** AI SDK `UIMessage`: marker or summary (stubs go into the calling message's tool part). */
+export type AiSdkUIAddedText = { id: string; role: "user"; parts: Array<{ type: "text"; text: string }> };
+/** Gemini: marker or summary. */
+export type GeminiAddedText = { role: "user"; parts: Array<{ text: string }> };
+/** Gemini: a user turn of stub `functionResponse` parts. */
+export type GeminiAddedStub = {
+  role: "user";
+  parts: Array<{ functionResponse: { name: string; id?: string; response: { result: string } } }>;
+};
+
+/** Every message compaction may add, in any format. */
+export type AddedMessage =
+  | OpenAIAddedText
+  | OpenAIAddedStub
+  | AnthropicAddedStub
+  | ResponsesAddedText
+  | ResponsesAddedStub
+  | AiSdkAddedStub
+  | AiSdkUIAddedText
+  | GeminiAddedText
+  | GeminiAddedStub;
+
+/** Whether some member of the union `M` is an `S`. */
+type HasMember<M, S> = [Extract<M, S>] extends [never] ? false : true;
+/** The elements of an array type (of each array in a union). */
+type ItemOf<C> = C extends readonly (infer E)[] ? E : never;
+/** The content parts of the messages `M`. */
+type PartOf<M> = M extends { readonly content: infer C } ? ItemOf<C> : never;
+
+/**
+ * The messages compaction adds to a history of `M`s, by the format `M` is in:
+ * items with a `call_id` are Responses items, messages with `id` and `parts` AI SDK
+ * UIMessages, `parts` without `content` Gemini contents, `tool_use` blocks Anthropic,
+ * `tool-call` parts AI SDK ModelMessages, anything else OpenAI Chat (your own
+ * `{role, content}` messages included).
+ */
+export type AddedMessageFor<M> =
+  HasMember<M, { readonly call_id: string }> extends true ? ResponsesAddedText | ResponsesAddedStub
+  : HasMember<M, { readonly id: string; readonly parts: readonly unknown[] }> extends true ? AiSdkUIAddedText
+  : HasMember<M, { readonly parts?: readonly unknown[]; readonly content?: undefined }> extends true ? GeminiAddedText | GeminiAddedStub
+  : HasMember<PartOf<M>, { readonly type: "tool_use" | "tool_result" }> extends true ? AnthropicAddedText | AnthropicAddedStub
+  : HasMember<PartOf<M>, { readonly type: "tool-call" | "tool-result" }> extends true ? AiSdkAddedText | AiSdkAddedStub
+  : OpenAIAddedText | OpenAIAddedStub;
+
+/**
+ * The messages of a compacted history of `M`s: `M` itself when what compaction adds
+ * is already an `M` (the SDKs' message types), else `M` or an added message (your
+ * own `{id, role, content, createdAt}` type: added messages have no `id`). Kept
+ * messages keep their fields; their contents may be shortened.
+ */
+export type Compacted<M> = [AddedMessageFor<M>] extends [M] ? M : M | AddedMessageFor<M>;
+
+/** The key a request object keeps its messages under: the first of `messages`, `input`, `contents` its type has. */
+type MessagesKey<R> = "messages" extends keyof R ? "messages" : "input" extends keyof R ? "input" : "contents" extends keyof R ? "contents" : never;
+
+/**
+ * The message type of a request object. Gemini's `contents` may also be parts or a
+ * string in the SDK's type; only contents (`{role, parts}`) count here.
+ */
+export type MessagesOfRequest<R> = R extends unknown
+  ? MessagesKey<R> extends "contents"
+    ? Extract<ItemOf<R["contents" & keyof R]>, { readonly parts?: readonly unknown[] }>
+    : ItemOf<R[MessagesKey<R> & keyof R]>
+  : never;
+
+/**
+ * A compacted request of type `R`: `R` itself when what compaction adds fits its
+ * message type (so it goes back into the SDK call as it is), else `R` with the
+ * message key widened to `Compacted<…>[]`.
+ */
+export type CompactedRequest<R> = [AddedMessageFor<MessagesOfRequest<R>>] extends [MessagesOfRequest<R>]
+  ? R
+  : R extends unknown
+    ? { [K in keyof R]: K extends MessagesKey<R> ? Array<Compacted<MessagesOfRequest<R>>> : R[K] }
+    : never;
+
+// ---- Web platform types, without requiring the DOM lib or @types/node ---------------
+
+/** The type of the global class `K` (its instances) when your environment's types declare one, else `Fallback`. */
+type GlobalInstance<K extends string, Fallback> = typeof globalThis extends { readonly [P in K]: { prototype: infer T } } ? T : Fallback;
+
+/** `AbortSignal` (structural when neither the DOM lib nor @types/node is loaded). */
+export type AbortSignalLike = GlobalInstance<
+  "AbortSignal",
+  {
+    readonly aborted: boolean;
+    readonly reason: unknown;
+    throwIfAborted(): void;
+    addEventListener(type: "abort", listener: () => void, options?: { once?: boolean }): void;
+    removeEventListener(type: "abort", listener: () => void): void;
+  }
+>;
+/** `ReadableStream` (structural when neither the DOM lib nor @types/node is loaded). */
+export type ReadableStreamLike = GlobalInstance<
+  "ReadableStream",
+  { getReader(): { read(): Promise<{ done: boolean; value?: string | Uint8Array }>; releaseLock(): void } }
+>;
+/** `URL` (structural when neither the DOM lib nor @types/node is loaded). */
+export type URLLike = GlobalInstance<"URL", { readonly href: string }>;
+/** `Response` (structural when neither the DOM lib nor @types/node is loaded). */
+export type ResponseLike = GlobalInstance<"Response", { readonly ok: boolean; arrayBuffer(): Promise<ArrayBuffer> }>;
+
 // ---- Summarizer (LLM modes) ------------------------------------------------------
 
 /** Token usage a summarizer may report; snake_case and OpenAI/Anthropic names are accepted too. */
@@ -352,7 +514,7 @@ export interface SummarizerRequest {
   /** 1, or 2 for the one retry after a summary failed the quality check. */
   attempt: number;
   /** Fires when the caller aborts or `timeoutMs` passes: hand it to fetch. */
-  signal: AbortSignal;
+  signal: AbortSignalLike;
 }
 
 /** A piece of a streamed summary: text, UTF-8 bytes, or the usage (usually last). */
@@ -372,13 +534,13 @@ export type Summarizer = (
   | SummarizerResponse
   | Promise<SummarizerResponse>
   | AsyncIterable<SummaryChunk>
-  | ReadableStream<string | Uint8Array>
-  | Promise<AsyncIterable<SummaryChunk> | ReadableStream<string | Uint8Array>>;
+  | ReadableStreamLike
+  | Promise<AsyncIterable<SummaryChunk> | ReadableStreamLike>;
 
 // ---- Options ---------------------------------------------------------------------
 
 /** Options; every key may also be written in snake_case (`protect_head`). */
-export interface CompactionOptions {
+export interface CompactionOptions<M = any> {
   /** The strategy (default `"deterministic"`). */
   mode?: ModeInput;
   /** Auto-compact trigger and tail-budget multiplier, clamped to [0.1, 0.95] (default 0.95). */
@@ -432,7 +594,7 @@ export interface CompactionOptions {
    * calls or results): a function `(message, index) => boolean`, or the indices.
    * System and developer messages are always kept.
    */
-  pin?: ((message: any, index: number) => boolean) | number[];
+  pin?: ((message: M, index: number) => boolean) | number[];
   /** Roles whose messages are kept verbatim in every mode ("user" keeps everything the person said). */
   pinRoles?: Array<"system" | "developer" | "user" | "assistant" | "tool">;
   /** Your own exact token counter, used for every count instead of the built-in estimator (never cached). */
@@ -446,7 +608,7 @@ export interface CompactionOptions {
   /** The summarizer for the LLM modes (`structured`, `llm_replace`; with `compact` only). */
   summarize?: Summarizer;
   /** Aborts an LLM-mode compaction: `compact` rejects with ABORTED (never a fallback). */
-  signal?: AbortSignal;
+  signal?: AbortSignalLike;
   /** Time limit for all summarizer calls of one compaction together, in ms (default: none). On expiry structured falls back, llm_replace fails with LLM_FAILED. */
   timeoutMs?: number;
 
@@ -513,6 +675,7 @@ export interface EffectiveOptions {
 export interface Warning {
   code:
     | "CLAMPED"
+    | "READ_AS_PERCENT"
     | "UNKNOWN_OPTION"
     | "EMPTY_MESSAGE_DROPPED"
     | "LONE_SURROGATE_REPLACED"
@@ -572,8 +735,11 @@ export interface Notice {
   options: EffectiveOptions;
 }
 
-/** The result of a compaction. */
-export interface CompactionResult<M extends Message = Message, R = undefined> {
+/**
+ * The result of a compaction. `M` is the type of the compacted messages (see
+ * `Compacted`), `R` that of `request` (see `CompactedRequest`).
+ */
+export interface CompactionResult<M = Message, R = undefined> {
   /** The compacted messages, in the input's format. */
   messages: M[];
   /** The input request object with only its messages (`messages`, `input` or `contents`) replaced (request input only). */
@@ -611,10 +777,21 @@ export declare class CompactionError extends Error {
 /**
  * Compacts a message array synchronously with an offline mode (`deterministic`,
  * `recency_preserving`); the LLM modes need `compact`. Never mutates the input.
+ * The messages keep your type (see `Compacted`).
  */
-export declare function compactSync<M extends Message>(history: M[], options?: CompactionOptions): CompactionResult<M>;
-/** Compacts a request object; `request` is the same object with only its messages (`messages`, `input` or `contents`) replaced. */
-export declare function compactSync<R extends HistoryRequest>(history: R, options?: CompactionOptions): CompactionResult<MessagesOf<R>, R>;
+export declare function compactSync<M extends MessageLike>(
+  history: readonly M[],
+  options?: CompactionOptions<M>,
+): CompactionResult<Compacted<M>>;
+/**
+ * Compacts a request object; `request` is the same object with only its messages
+ * (`messages`, `input` or `contents`) replaced, of your request type (see
+ * `CompactedRequest`): it goes back into the SDK call as it is.
+ */
+export declare function compactSync<R extends HistoryRequestLike>(
+  history: R,
+  options?: CompactionOptions<MessagesOfRequest<R>>,
+): CompactionResult<Compacted<MessagesOfRequest<R>>, CompactedRequest<R>>;
 
 /**
  * Compacts with any mode. `structured` and `llm_replace` call `options.summarize`;
@@ -623,8 +800,14 @@ export declare function compactSync<R extends HistoryRequest>(history: R, option
  * an abort through `options.signal` rejects with ABORTED. The result covers the
  * messages the history held when the call started (see `rebase`).
  */
-export declare function compact<M extends Message>(history: M[], options?: CompactionOptions): Promise<CompactionResult<M>>;
-export declare function compact<R extends HistoryRequest>(history: R, options?: CompactionOptions): Promise<CompactionResult<MessagesOf<R>, R>>;
+export declare function compact<M extends MessageLike>(
+  history: readonly M[],
+  options?: CompactionOptions<M>,
+): Promise<CompactionResult<Compacted<M>>>;
+export declare function compact<R extends HistoryRequestLike>(
+  history: R,
+  options?: CompactionOptions<MessagesOfRequest<R>>,
+): Promise<CompactionResult<Compacted<MessagesOfRequest<R>>, CompactedRequest<R>>>;
 
 /**
  * The compacted history followed by the messages `currentHistory` gained since the
@@ -633,8 +816,8 @@ export declare function compact<R extends HistoryRequest>(history: R, options?: 
  * edited or removed, or when an appended tool result answers a call that was
  * compacted away. `result` must be the object `compact` or `compactSync` returned.
  */
-export declare function rebase<M extends Message>(result: CompactionResult<M, unknown>, currentHistory: M[]): M[];
-export declare function rebase<R extends HistoryRequest>(result: CompactionResult<MessagesOf<R>, unknown>, currentHistory: R): R;
+export declare function rebase<M extends MessageLike>(result: CompactionResult<unknown, unknown>, currentHistory: readonly M[]): Array<Compacted<M>>;
+export declare function rebase<R extends HistoryRequestLike>(result: CompactionResult<unknown, unknown>, currentHistory: R): CompactedRequest<R>;
 
 /**
  * For callers that already hold the history as JSON text: compacts it and returns the
@@ -643,7 +826,7 @@ export declare function rebase<R extends HistoryRequest>(result: CompactionResul
 export declare function compactJsonString(json: string, options?: CompactionOptions): string;
 
 /** Estimated tokens of a text, or of a whole history (framing included). */
-export declare function estimateTokens(input: string | History, options?: CompactionOptions): number;
+export declare function estimateTokens(input: string | HistoryLike, options?: CompactionOptions): number;
 
 /** Where the context window in effect came from. */
 export type WindowSource = "option" | "model" | "default";
@@ -684,10 +867,10 @@ export interface Meter {
  * The context meter: the next request's estimated tokens against the window and
  * the threshold, with each message's tokens. Synchronous, no network.
  */
-export declare function measure(history: History, options?: CompactionOptions, pendingText?: string): Meter;
+export declare function measure(history: HistoryLike, options?: CompactionOptions, pendingText?: string): Meter;
 
 /** Whether the next request (history + pending text) reaches the auto-compact threshold (`measure(…).shouldCompact`). */
-export declare function shouldCompact(history: History, options?: CompactionOptions, pendingText?: string): boolean;
+export declare function shouldCompact(history: HistoryLike, options?: CompactionOptions, pendingText?: string): boolean;
 
 /** The backend a history is checked for, when it adds rules of its own to the format's. */
 export type Provider = "openai" | "anthropic" | "gemini" | "bedrock";
@@ -759,7 +942,7 @@ export interface Validation {
  * the calls of the last turn may still be running. Throws INVALID_INPUT for a
  * history that cannot be read, INVALID_CONFIG for bad options.
  */
-export declare function validate(history: History, options?: ValidateOptions): Validation;
+export declare function validate(history: HistoryLike, options?: ValidateOptions): Validation;
 
 /** Effective options and warnings from TOML (`[chat.compaction]` of a moltis.toml, or a bare table). */
 export declare function parseConfig(toml: string): { options: EffectiveOptions; warnings: Warning[] };
