@@ -93,7 +93,8 @@ pub struct Options {
     pub summary_model: Option<String>,
     /// Token limit passed to the summarizer.
     pub max_summary_tokens: u64,
-    /// Include the settings hint in the notice.
+    /// Add Moltis's settings hint ("Change chat.compaction.mode in your config…")
+    /// to the notice: off by default, on by default for a moltis.toml.
     pub show_settings_hint: bool,
     /// The model's context window in tokens (input and output). When the caller
     /// gives none and a request names a well-known `model`, its window is used.
@@ -167,7 +168,7 @@ impl Default for Options {
             tool_prune_char_threshold: 200,
             summary_model: None,
             max_summary_tokens: 4096,
-            show_settings_hint: true,
+            show_settings_hint: false,
             context_window: 200_000,
             reserve_output_tokens: 0,
             max_tool_result_bytes: 50_000,
@@ -709,7 +710,14 @@ pub fn from_toml(text: &str) -> Result<ParsedOptions> {
             location: Some(lines.line_col(e.offset)),
         });
     }
-    validate(options)
+    // A moltis.toml user is told where the mode lives, as Moltis does; the hint
+    // names `chat.compaction.mode`, which means nothing to an npm caller.
+    let hint_given = options.iter().any(|e| e.key == "show_settings_hint");
+    let mut parsed = validate(options)?;
+    if !hint_given {
+        parsed.options.show_settings_hint = true;
+    }
+    Ok(parsed)
 }
 
 /// Where the lines of a text start, to turn byte offsets into 1-based line and

@@ -764,7 +764,13 @@ mod tests {
             return None;
         }
         let object = table.iter().map(|(k, v)| (k.clone(), to_json(v))).collect();
-        Some(from_json(&Value::Object(object)))
+        // A moltis.toml shows the settings hint unless it says otherwise.
+        Some(from_json(&Value::Object(object)).map(|mut parsed| {
+            if !names.contains("show_settings_hint") {
+                parsed.options.show_settings_hint = true;
+            }
+            parsed
+        }))
     }
 
     /// Where the `toml` crate rejects `text`, `from_toml` rejects it as

@@ -359,8 +359,14 @@ runtime("typescript", () => {
   };
   writeFileSync(join(dir, "tsconfig.node.json"), JSON.stringify(nodeConfig, null, 2));
   run(process.execPath, [tsc, "-p", "tsconfig.node.json"], { cwd: dir });
-  const expectErrors = (readFileSync(join(dir, "consumer.ts"), "utf8").match(/@ts-expect-error/g) ?? []).length;
-  return `${version} --strict --noEmit, skipLibCheck off: nodenext (ESM + .cts require), bundler, and Node-only (@types/node, no DOM); ${expectErrors} @ts-expect-error rejections hold`;
+  // Neither the DOM lib nor @types/node: make sure neither was loaded after all.
+  run(process.execPath, [tsc, "-p", "tsconfig.bare.json"], { cwd: dir });
+  const bareFiles = run(process.execPath, [tsc, "-p", "tsconfig.bare.json", "--listFilesOnly"], { cwd: dir }).stdout;
+  if (/lib\.dom\.d\.ts|@types[\\/]node/.test(bareFiles)) throw new Error(`tsconfig.bare.json loaded the DOM lib or @types/node:\n${tail(bareFiles)}`);
+  const sdks = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")).devDependencies;
+  const sdkList = Object.entries(sdks).filter(([n]) => !n.startsWith("@types/")).map(([n, v]) => `${n}@${v}`).join(", ");
+  const expectErrors = ["consumer.ts", "consumer-sdk.ts", "consumer-bare.ts"].map((f) => (readFileSync(join(dir, f), "utf8").match(/@ts-expect-error/g) ?? []).length).reduce((a, b) => a + b);
+  return `${version} --strict --noEmit, skipLibCheck off: nodenext (ESM + .cts require), bundler, Node-only (@types/node, no DOM), and bare (lib es2022, neither DOM nor @types/node); the SDKs' own types in and out without a cast (${sdkList}); ${expectErrors} @ts-expect-error rejections hold`;
 });
 
 const ALLOWED = [/^[^/]+\.js$/, /^[^/]+\.cjs$/, /^[^/]+\.d\.ts$/, /^chat_compaction_bg\.wasm$/, /^bin\/cli\.js$/, /^bin\/summarizers\.js$/, /^README\.md$/, /^LICENSE$/, /^CHANGELOG\.md$/, /^package\.json$/];
