@@ -597,7 +597,11 @@ export interface CompactionOptions<M = any> {
   pin?: ((message: M, index: number) => boolean) | number[];
   /** Roles whose messages are kept verbatim in every mode ("user" keeps everything the person said). */
   pinRoles?: Array<"system" | "developer" | "user" | "assistant" | "tool">;
-  /** Your own exact token counter, used for every count instead of the built-in estimator (never cached). */
+  /**
+   * Your own exact token counter, used for every count instead of the built-in
+   * estimator (never cached). It must answer synchronously: a Promise is
+   * INVALID_CONFIG (use a synchronous tokenizer, or counts computed beforehand).
+   */
   countTokens?: (text: string) => number;
   /**
    * The per-message cache (default true): each message object's encoded form and

@@ -82,7 +82,9 @@ function fixture(name) {
   copyFileSync(join(here, "common/checks.mjs"), join(dir, "checks.mjs"));
   copyFileSync(join(here, "../rules.mjs"), join(dir, "rules.mjs"));
   copyFileSync(samplePath, join(dir, "sample.json"));
-  run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", tarball], { cwd: dir });
+  // --include=dev: a fixture's devDependencies (the SDKs the typescript one compiles
+  // against) even when a tool run in-process before (Vite) set NODE_ENV=production.
+  run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error", "--include=dev", tarball], { cwd: dir });
   const installed = join(dir, "node_modules/chat-compaction");
   const st = lstatSync(installed);
   if (st.isSymbolicLink() || !st.isDirectory()) throw new Error(`${installed} is a link, not an installed copy`);
