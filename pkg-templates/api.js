@@ -378,6 +378,8 @@ function message(v, depth, path) {
 
 /** Lets go of scratch buffers a very large history grew, so they are not held forever. */
 function release() {
+  // A call made from inside the caller's getter runs while the outer one still writes.
+  if (encoding) return;
   if (bytes.length > 1 << 24) bytes = new Uint8Array(1 << 16);
   if (words.length > 1 << 22) words = new Uint32Array(1 << 14);
 }
@@ -407,7 +409,9 @@ function tape(input, what, cache = true) {
   encoding = true;
   try {
     try {
-      value(input, 0, what);
+      // A root with toJSON is read as what it answers (its message array is the history).
+      const root = input !== null && typeof input === "object" && typeof input.toJSON === "function" ? input.toJSON() : input;
+      value(root, 0, what);
     } catch (e) {
       throw readingFailed(e, what);
     }
@@ -653,7 +657,8 @@ function resultOf({ plan, notice, summary, warnings }, history, source, key) {
   const messages = plan.map((p) => (typeof p === "number" ? source[p] : p));
   const result = { messages, notice, warnings };
   if (summary !== undefined) result.summary = summary;
-  if (isRequest(history)) result.request = { ...history, [key ?? messageKey(history)]: messages };
+  const requestKey = isRequest(history) ? (key ?? messageKey(history)) : undefined;
+  if (requestKey !== undefined) result.request = { ...history, [requestKey]: messages };
   Object.defineProperty(result, COVERED, { value: source });
   return result;
 }

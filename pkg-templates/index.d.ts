@@ -949,4 +949,9 @@ export interface Validation {
 export declare function validate(history: HistoryLike, options?: ValidateOptions): Validation;
 
 /** Effective options and warnings from TOML (`[chat.compaction]` of a moltis.toml, or a bare table). */
-export declare function parseConfig(toml: string): { options: EffectiveOptions; warnings: Warning[] };
+export declare function parseConfig(toml: string): {
+  options: EffectiveOptions;
+  warnings: Warning[];
+  /** Whether the table set `context_window` (when not, a request's model may choose the window). */
+  contextWindowGiven: boolean;
+};

@@ -102,7 +102,7 @@ fn views<'a, N: Node<'a>>(
     memo: &Memo<'_>,
 ) -> Result<Vec<Message<'a>>> {
     let mut views = doc.read()?;
-    memo.estimate(&mut views, counter);
+    memo.estimate(&mut views, counter, doc.format);
     // Behind a provider's compaction the provider reads nothing: those messages
     // stay in the caller's history but cost no tokens.
     if let Some(b) = views.iter().rposition(|m| m.boundary) {

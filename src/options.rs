@@ -221,6 +221,7 @@ pub struct Warning {
 
 /// Options together with the warnings validation produced.
 #[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ParsedOptions {
     /// The effective options.
     pub options: Options,

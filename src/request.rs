@@ -13,9 +13,13 @@ use crate::tokens::TokenCounter;
 /// Well-known models' context windows (input + output tokens), matched by the
 /// longest prefix of the model name after any `provider/` prefix. Used only when
 /// the caller gives no `contextWindow`; the README lists them.
-const MODEL_WINDOWS: [(&str, u64); 22] = [
+const MODEL_WINDOWS: [(&str, u64); 27] = [
     ("gpt-5", 400_000),
+    ("gpt-4.5", 128_000),
     ("gpt-4.1", 1_047_576),
+    ("gpt-4-1106", 128_000),
+    ("gpt-4-0125", 128_000),
+    ("gpt-4-vision", 128_000),
     ("gpt-4o", 128_000),
     ("chatgpt-4o", 128_000),
     ("gpt-4-turbo", 128_000),
@@ -23,6 +27,7 @@ const MODEL_WINDOWS: [(&str, u64); 22] = [
     ("gpt-4", 8_192),
     ("gpt-3.5-turbo", 16_385),
     ("o1-mini", 128_000),
+    ("o1-preview", 128_000),
     ("o1", 200_000),
     ("o3", 200_000),
     ("o4-mini", 200_000),
@@ -155,6 +160,8 @@ mod tests {
             Some(200_000)
         );
         assert_eq!(model_window("o1-mini"), Some(128_000));
+        assert_eq!(model_window("gpt-4-1106-preview"), Some(128_000));
+        assert_eq!(model_window("gpt-4-0613"), Some(8_192));
         assert_eq!(model_window("my-local-model"), None);
     }
 }

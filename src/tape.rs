@@ -107,6 +107,11 @@ impl<'a> Tape<'a> {
                 if base > self.bytes.len() {
                     return Err(malformed("segment base out of range"));
                 }
+                // A segment holds a value, never another header (which would make
+                // an unbounded chain that no level counts).
+                if self.word(at + 2)? == 7 {
+                    return Err(malformed("a segment header right after another"));
+                }
                 self.check(at + 2, depth, base)
             }
             tag @ (5 | 6) => {
@@ -396,6 +401,9 @@ mod tests {
             "string beyond the bytes"
         );
         assert!(decode(&[4, 0, 2], &[0xff, 0xfe]).is_err(), "not UTF-8");
+        let mut chain: Vec<u32> = std::iter::repeat_n([7, 0], 100_000).flatten().collect();
+        chain.push(0);
+        assert!(decode(&chain, b"").is_err(), "a chain of segment headers");
     }
 
     #[test]

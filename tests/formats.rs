@@ -427,3 +427,15 @@ fn a_forced_format_that_does_not_fit_the_data_names_the_first_message_that_does_
     let config = options::from_json(&json!({"format": "moltis"})).unwrap();
     assert!(estimate_tokens(&openai, &config).is_ok());
 }
+
+#[test]
+fn openai_file_parts_are_openai_not_ai_sdk() {
+    let request = json!({"model": "gpt-4o", "messages": [{"role": "user", "content": [
+        {"type": "text", "text": "summarize the attached"},
+        {"type": "file", "file": {"filename": "a.pdf", "file_data": "data:application/pdf;base64,JVBERi0xLjQK"}}
+    ]}]});
+    let forced = options::from_json(&json!({"format": "openai"})).unwrap();
+    assert!(estimate_tokens(&request, &forced).is_ok());
+    let detected = validate(&request, &ValidateOptions::default()).unwrap();
+    assert_eq!(detected.format, chat_compaction::Format::Openai);
+}

@@ -229,7 +229,9 @@ fn marker<'a, N: Node<'a>>(m: N) -> Option<(Format, &'static str)> {
     if m.get("role").and_then(Node::as_str) == Some("model") {
         return Some((Format::Gemini, "the role \"model\""));
     }
-    if parts().any(|b| matches!(kind_of(b), Some("tool-call" | "tool-result" | "file"))) {
+    // OpenAI's `file` parts carry a `file` object; the AI SDK's carry the data at the top.
+    let ai_sdk_file = |b: N| kind_of(b) == Some("file") && b.get("file").is_none();
+    if parts().any(|b| matches!(kind_of(b), Some("tool-call" | "tool-result")) || ai_sdk_file(b)) {
         return Some((Format::AiSdk, "AI SDK tool-call / tool-result parts"));
     }
     if parts().any(|b| {
@@ -301,10 +303,9 @@ fn detect<'a, N: Node<'a>>(root: N, messages: &[N]) -> Format {
         return Format::Gemini;
     }
     let ai_sdk_part = |b: N| {
-        matches!(
-            kind_of(b),
-            Some("tool-call" | "tool-result" | "reasoning" | "file")
-        ) || (kind_of(b) == Some("image") && b.get("image").is_some())
+        matches!(kind_of(b), Some("tool-call" | "tool-result" | "reasoning"))
+            || (kind_of(b) == Some("file") && b.get("file").is_none())
+            || (kind_of(b) == Some("image") && b.get("image").is_some())
     };
     if any(&|m| parts(m).any(ai_sdk_part)) {
         return Format::AiSdk;

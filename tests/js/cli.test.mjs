@@ -252,3 +252,17 @@ test("a failing endpoint: structured falls back (exit 0), llm_replace fails (exi
   assert.equal(run("compact", "--mode", "structured", "--endpoint", "http://127.0.0.1:9/v1", path).status, 2, "no model: a usage error");
   assert.equal(run("measure", "--endpoint", "http://127.0.0.1:9/v1", path).status, 2, "--endpoint belongs to compact");
 });
+
+test("--config leaves the window to the request's model unless it sets one; --strict makes its unknown keys errors", () => {
+  const request = file("gpt4.json", { model: "gpt-4", messages: [{ role: "user", content: "hi" }] });
+  assert.match(run("measure", request).stdout, /^window {8}8,192 \(model\)$/m);
+  const modeOnly = file("mode.toml", '[chat.compaction]\nmode = "recency_preserving"\n');
+  assert.match(run("measure", "--config", modeOnly, request).stdout, /^window {8}8,192 \(model\)$/m);
+  const withWindow = file("window.toml", "[chat.compaction]\ncontext_window = 50000\n");
+  assert.match(run("measure", "--config", withWindow, request).stdout, /^window {8}50,000 \(option\)$/m);
+  const bogus = file("bogus.toml", "[chat.compaction]\nbogus_key = 1\n");
+  const strict = run("measure", "--strict", "--config", bogus, request);
+  assert.equal(strict.status, 1);
+  assert.match(strict.stderr, /^error INVALID_CONFIG \(.*bogus\.toml\): unknown option "bogus_key".*\(--strict\)$/m);
+  assert.equal(run("measure", "--config", bogus, request).status, 0, "without --strict a warning");
+});

@@ -216,3 +216,32 @@ test("a countTokens that answers a Promise is INVALID_CONFIG saying it must be s
   );
   assert.throws(() => measure(h, { countTokens: () => Promise.reject(new Error("no")) }), { code: "INVALID_CONFIG" });
 });
+
+test("a call from inside a getter during a large encoding leaves the outer tape and the cache intact", () => {
+  const first = { role: "user", content: "hello world ".repeat(1_500_000) };
+  const tricky = {
+    role: "assistant",
+    get content() {
+      estimateTokens([{ role: "user", content: "x" }]);
+      return "ok";
+    },
+  };
+  const h = [first, tricky];
+  assert.equal(estimateTokens(h), estimateTokens(h, { cache: false }));
+  const again = [first, { role: "assistant", content: "ok" }];
+  assert.equal(estimateTokens(again), estimateTokens(again, { cache: false }));
+});
+
+test("an estimate is kept per format: the same object read as another format is estimated again", () => {
+  const m = { role: "user", content: [{ type: "input_text", text: "word ".repeat(2000) }] };
+  for (const format of ["openai", "anthropic", "openai"]) {
+    assert.equal(estimateTokens([m], { format }), estimateTokens([m], { format, cache: false }), format);
+  }
+});
+
+test("a root whose toJSON answers the history is read as that history", () => {
+  const messages = [{ role: "user", content: "hello" }, { role: "assistant", content: "hi" }];
+  const r = compactSync({ toJSON: () => messages }, { mode: "deterministic" });
+  assert.equal(r.request, undefined);
+  assert.equal(r.notice.messagesBefore, 2);
+});
