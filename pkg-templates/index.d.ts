@@ -680,6 +680,7 @@ export interface Warning {
   code:
     | "CLAMPED"
     | "READ_AS_PERCENT"
+    | "NO_ROOM_FOR_INPUT"
     | "UNKNOWN_OPTION"
     | "EMPTY_MESSAGE_DROPPED"
     | "LONE_SURROGATE_REPLACED"

@@ -132,14 +132,26 @@ impl<'a, N: Node<'a>> Opened<'a, N> {
         let views = views(&doc, counter, memo)?;
         let spend = Spend::read(&doc, counter);
         let (options, window) = spend.apply(config);
+        let mut config = ParsedOptions {
+            options,
+            ..config.clone()
+        };
+        let o = &config.options;
+        if o.reserve_output_tokens >= o.context_window {
+            config.warnings.push(Warning {
+                code: "NO_ROOM_FOR_INPUT",
+                message: format!(
+                    "the answer's room ({}) takes the whole context window ({}): nothing fits; lower max_tokens or give contextWindow",
+                    text::count(o.reserve_output_tokens, "token"),
+                    text::count(o.context_window, "token")
+                ),
+            });
+        }
         Ok(Opened {
             doc,
             views,
             spend,
-            config: ParsedOptions {
-                options,
-                ..config.clone()
-            },
+            config,
             window,
         })
     }

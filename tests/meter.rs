@@ -161,3 +161,20 @@ fn compaction_makes_room_for_the_tools_and_reports_the_effective_options() {
     );
     assert_eq!(r.notice.tokens_after, after.tokens);
 }
+
+#[test]
+fn an_answer_room_that_fills_the_model_s_window_is_warned_about() {
+    let request = json!({"model": "gpt-4", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 10_000});
+    let m = measure(&request, &config(json!({})), "").unwrap();
+    assert_eq!(
+        (m.context_window, m.reserved_output_tokens),
+        (8_192, 10_000)
+    );
+    assert!(
+        m.warnings
+            .iter()
+            .any(|w| w.code == "NO_ROOM_FOR_INPUT" && w.message.contains("10000 tokens")),
+        "{:?}",
+        m.warnings
+    );
+}
