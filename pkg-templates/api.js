@@ -458,7 +458,6 @@ function restore(v) {
   return v;
 }
 
-/** The parsed envelope `{ok, memo?}`; an error envelope throws. */
 // Whether the wasm module answered once: `chat-compaction/init` leaves it to the
 // caller, and a call before `initialize` would otherwise fail inside the glue.
 let ready = false;
@@ -477,13 +476,12 @@ function ensureReady() {
   }
 }
 
-function unwrapAll(envelope) {
+/** The `ok` of an envelope; an error envelope throws. */
+function unwrap(envelope) {
   const parsed = JSON.parse(envelope);
   if (parsed.error) throw new CompactionError(parsed.error.code, parsed.error.message);
-  return parsed;
+  return parsed.ok;
 }
-
-const unwrap = (envelope) => unwrapAll(envelope).ok;
 
 // Keys the JS layer handles itself; everything else goes to wasm for validation.
 const JS_ONLY = new Set(["summarize", "signal", "countTokens", "count_tokens", "timeoutMs", "timeout_ms", "cache"]);
@@ -630,9 +628,11 @@ function call(exportFn, history, options, ...rest) {
     release();
   }
   check();
-  const { ok, memo } = unwrapAll(envelope);
-  keepEstimates(memo, by, messages, prints);
-  return { result: remapped ? restore(ok) : ok, messages, key };
+  const parsed = JSON.parse(envelope);
+  // Estimates made before an error (TOO_SMALL_TO_COMPACT, say) are kept too.
+  keepEstimates(parsed.memo, by, messages, prints);
+  if (parsed.error) throw new CompactionError(parsed.error.code, parsed.error.message);
+  return { result: remapped ? restore(parsed.ok) : parsed.ok, messages, key };
 }
 
 function isRequest(history) {
@@ -732,11 +732,11 @@ class Job {
     const envelope = raw.compactStepTape(w, b, this.options, JSON.stringify(replies), this.count, known);
     this.check();
     const parsed = JSON.parse(envelope);
+    this.keep(parsed.memo, by);
     if (parsed.error) {
       const { code, message } = parsed.error;
       throw new CompactionError(code, message, code === "LLM_FAILED" ? { cause: failure } : undefined);
     }
-    this.keep(parsed.memo, by);
     return this.remapped ? restore(parsed.ok) : parsed.ok;
   }
 

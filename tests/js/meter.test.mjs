@@ -245,3 +245,13 @@ test("a root whose toJSON answers the history is read as that history", () => {
   assert.equal(r.request, undefined);
   assert.equal(r.notice.messagesBefore, 2);
 });
+
+test("estimates made by a call that ends in an error are kept (a Worker's TOO_SMALL then deterministic)", () => {
+  const m = { role: "user", content: `c${"word ".repeat(300)}q` };
+  const h = [m, { role: "assistant", content: "ok" }];
+  assert.throws(() => compactSync(h, { mode: "recency_preserving" }), { code: "TOO_SMALL_TO_COMPACT" });
+  const before = uncached(h).perMessage[0];
+  const mid = m.content.length >> 1;
+  m.content = m.content.slice(0, mid).replace(/ /g, "-") + m.content[mid] + m.content.slice(mid + 1).replace(/ /g, "-");
+  assert.equal(measure(h).perMessage[0], before, "the failed call's estimate answered");
+});
