@@ -1127,22 +1127,8 @@ mod tests {
 
     /// Base64 of `bytes` (standard alphabet, padded).
     fn b64(bytes: &[u8]) -> String {
-        const ABC: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-        let mut out = String::new();
-        for chunk in bytes.chunks(3) {
-            let v = chunk
-                .iter()
-                .enumerate()
-                .fold(0u32, |v, (k, &b)| v | u32::from(b) << (16 - 8 * k));
-            for k in 0..4 {
-                out.push(if k <= chunk.len() {
-                    ABC[(v >> (18 - 6 * k) & 63) as usize] as char
-                } else {
-                    '='
-                });
-            }
-        }
-        out
+        use base64::Engine;
+        base64::engine::general_purpose::STANDARD.encode(bytes)
     }
 
     fn png(width: u32, height: u32) -> Vec<u8> {

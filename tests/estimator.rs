@@ -147,22 +147,8 @@ fn png_base64(width: u32, height: u32, padding: usize) -> String {
     b.extend_from_slice(&height.to_be_bytes());
     b.extend_from_slice(&[8, 6, 0, 0, 0]);
     b.resize(b.len() + padding, 0x5A);
-    const ABC: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for chunk in b.chunks(3) {
-        let v = chunk
-            .iter()
-            .enumerate()
-            .fold(0u32, |v, (k, &x)| v | u32::from(x) << (16 - 8 * k));
-        for k in 0..4 {
-            out.push(if k <= chunk.len() {
-                ABC[(v >> (18 - 6 * k) & 63) as usize] as char
-            } else {
-                '='
-            });
-        }
-    }
-    out
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(b)
 }
 
 /// Images count by their size under each provider's rule, whatever the size

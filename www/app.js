@@ -109,6 +109,17 @@ function nthNewline(text, n) {
   return at;
 }
 
+/** The real tau-bench airline conversation of examples/data/ (MIT), its text from `text()`. */
+export function tauBenchSample(text) {
+  return {
+    id: "tau-bench",
+    label: "Airline support — a real gpt-4o conversation (tau-bench, MIT)",
+    format: "openai",
+    options: { contextWindow: 8000 },
+    text,
+  };
+}
+
 export function start(api, { extraSamples = [] } = {}) {
   const samples = [...SAMPLES, ...extraSamples];
   const state = {

@@ -6,23 +6,14 @@ const status = document.getElementById("load-status");
 
 try {
   const api = await import("../pkg/browser.js");
-  const { start } = await import("./app.js");
+  const { start, tauBenchSample } = await import("./app.js");
   const tauBench = new URL("../examples/data/tau-bench-airline-3.json", import.meta.url);
-  start(api, {
-    extraSamples: [
-      {
-        id: "tau-bench",
-        label: "Airline support — a real gpt-4o conversation (tau-bench, MIT)",
-        format: "openai",
-        options: { contextWindow: 8000 },
-        text: async () => {
-          const response = await fetch(tauBench);
-          if (!response.ok) throw new Error(`${tauBench.pathname}: HTTP ${response.status}`);
-          return response.text();
-        },
-      },
-    ],
+  const sample = tauBenchSample(async () => {
+    const response = await fetch(tauBench);
+    if (!response.ok) throw new Error(`${tauBench.pathname}: HTTP ${response.status}`);
+    return response.text();
   });
+  start(api, { extraSamples: [sample] });
 } catch (e) {
   status.classList.add("failed");
   status.textContent = `The compaction module did not load (${e?.message ?? e}). Build it with "bash scripts/build.sh" and serve the repository root, e.g. "node scripts/www.mjs serve", then open /www/.`;

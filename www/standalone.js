@@ -5,22 +5,12 @@
 import wasm from "../pkg/chat_compaction_bg.wasm";
 import tauBench from "../examples/data/tau-bench-airline-3.json";
 import * as api from "../pkg/init.js";
-import { start } from "./app.js";
+import { start, tauBenchSample } from "./app.js";
 
 const status = document.getElementById("load-status");
 try {
   await api.initialize(wasm);
-  start(api, {
-    extraSamples: [
-      {
-        id: "tau-bench",
-        label: "Airline support — a real gpt-4o conversation (tau-bench, MIT)",
-        format: "openai",
-        options: { contextWindow: 8000 },
-        text: () => tauBench,
-      },
-    ],
-  });
+  start(api, { extraSamples: [tauBenchSample(() => tauBench)] });
 } catch (e) {
   status.classList.add("failed");
   status.textContent = `The compaction module did not load: ${e?.message ?? e}`;
