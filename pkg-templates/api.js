@@ -42,8 +42,8 @@ let shortStrings = new Map();
 // time): the root array, or per message key of a request object the value written.
 let readMessages;
 let readKeys = new Map();
-/** Each message array written → the fingerprints of its messages. */
-let fingerprints = new Map();
+/** Each message array written → its messages' cache entries (undefined: not cached). */
+let entriesOf = new Map();
 // Whether a string with lone UTF-16 surrogates was written (they travel as
 // private-use characters, so ids that differ only there stay different).
 let remapped = false;
@@ -51,6 +51,11 @@ let remapped = false;
 let encoding = false;
 // Whether messages are written from (and into) the per-message cache this call.
 let caching = true;
+// The tokenizer whose records let a stub stand for a known message (the meter
+// and the total only; undefined: every message is written out).
+let stubBy;
+/** Where a record (src/memo.rs) says whether a stub may stand for its message. */
+const RECORD_STUB = 1;
 const bits = new Float64Array(1);
 const bitWords = new Uint32Array(bits.buffer);
 
@@ -154,14 +159,15 @@ function value(v, depth, path, key) {
         const named = depth === 0 || key !== undefined;
         if (depth === 0) readMessages = v;
         else if (named) readKeys.set(key, v);
-        const prints = named ? [] : undefined;
-        if (named) fingerprints.set(v, prints);
+        const entries = named ? [] : undefined;
+        if (named) entriesOf.set(v, entries);
         for (let i = 0; i < v.length; i++) {
           const item = v[i];
           if (skipped(item)) {
             mix(11);
             word(0);
-          } else if (named) prints.push(message(item, depth + 1, `messages[${i}]`));
+            entries?.push(undefined);
+          } else if (named) entries.push(message(item, depth + 1, i));
           else value(item, depth + 1, path);
         }
         words[spanAt] = nWords - spanAt - 1;
@@ -334,24 +340,37 @@ function readingFailed(e, path) {
 
 /**
  * Writes one message as a segment: copied from the cache when its fingerprint
- * still matches, else written (and cached). Returns the fingerprint.
+ * still matches (or, for the meter, a stub), else written (and cached). Returns
+ * its cache entry (undefined: not cached). `index`: its place in the message
+ * array (errors name it).
  */
-function message(v, depth, path) {
+function message(v, depth, index) {
   const cacheable = caching && v !== null && typeof v === "object";
+  const cached = cacheable ? segments.get(v) : undefined;
+  if (cached !== undefined) {
+    hash = 0x811c9dc5;
+    try {
+      fingerprint(v, depth);
+    } catch (e) {
+      throw readingFailed(e, `messages[${index}]`);
+    }
+    if (hash === cached.fp) {
+      // Known to the meter: one word instead of the message (src/memo.rs).
+      if (stubBy !== undefined && cached.by === stubBy && cached.record[RECORD_STUB] === 1) word(8);
+      else {
+        word(7);
+        word(nBytes);
+        copy(cached);
+      }
+      return cached;
+    }
+  }
+  const path = `messages[${index}]`;
   const outerBase = base;
   const outerRemapped = remapped;
   try {
-    const cached = cacheable ? segments.get(v) : undefined;
     word(7);
     word(nBytes);
-    if (cached !== undefined) {
-      hash = 0x811c9dc5;
-      fingerprint(v, depth);
-      if (hash === cached.fp) {
-        copy(cached);
-        return hash;
-      }
-    }
     const startWords = nWords;
     const startBytes = nBytes;
     base = nBytes;
@@ -365,8 +384,9 @@ function message(v, depth, path) {
       const entry = { fp, words, bytes, w0: startWords, w1: nWords, b0: startBytes, b1: nBytes, remapped };
       segments.set(v, entry);
       fresh.push(entry);
+      return entry;
     }
-    return fp;
+    return undefined;
   } catch (e) {
     throw readingFailed(e, path);
   } finally {
@@ -387,25 +407,27 @@ function release() {
 /**
  * Encodes `input` into the scratch buffers; returns the two views to pass to
  * wasm, the message array as read, the request key it was read from (undefined
- * for an array), whether lone surrogates were hidden, and the messages'
- * fingerprints. `cache`: whether messages come from and go to the per-message
- * cache. A call made from inside the caller's getter or toJSON (re-entrant)
+ * for an array), whether lone surrogates were hidden, and the messages' cache
+ * entries. `cache`: whether messages come from and go to the per-message
+ * cache; `stubs`: the tokenizer of the records a stub may stand on (undefined:
+ * no stubs). A call made from inside the caller's getter or toJSON (re-entrant)
  * encodes into buffers of its own and leaves the outer encoding as it was.
  */
-function tape(input, what, cache = true) {
+function tape(input, what, cache = true, stubs = undefined) {
   if (input === undefined) {
     throw invalid(`${what}: expected ${EXPECTED_INPUT}, got undefined`);
   }
-  if (encoding) return nested(input, what, cache);
+  if (encoding) return nested(input, what, cache, stubs);
   nWords = 0;
   nBytes = 0;
   base = 0;
   shortStrings.clear();
   readMessages = undefined;
   readKeys = new Map();
-  fingerprints = new Map();
+  entriesOf = new Map();
   remapped = false;
   caching = cache;
+  stubBy = stubs;
   encoding = true;
   try {
     try {
@@ -423,26 +445,26 @@ function tape(input, what, cache = true) {
   // A request's messages are under the first message key it has (as wasm reads it).
   const key = readMessages === undefined ? MESSAGE_KEYS.find((k) => readKeys.has(k)) : undefined;
   const messages = readMessages ?? (key === undefined ? input : readKeys.get(key));
-  const prints = fingerprints.get(messages);
+  const entries = entriesOf.get(messages);
   readKeys = new Map();
-  fingerprints = new Map();
-  return { views, messages, key, remapped, prints };
+  entriesOf = new Map();
+  return { views, messages, key, remapped, entries };
 }
 
 /** `tape` while another encoding is under way: fresh buffers, the outer state restored. */
-function nested(input, what, cache) {
-  const outer = [words, bytes, nWords, nBytes, base, shortStrings, readMessages, readKeys, fingerprints, remapped, caching, fresh, hash];
+function nested(input, what, cache, stubs) {
+  const outer = [words, bytes, nWords, nBytes, base, shortStrings, readMessages, readKeys, entriesOf, remapped, caching, stubBy, fresh, hash];
   fresh = [];
   words = new Uint32Array(1 << 10);
   bytes = new Uint8Array(1 << 12);
   shortStrings = new Map();
   encoding = false;
   try {
-    const t = tape(input, what, cache);
+    const t = tape(input, what, cache, stubs);
     return { ...t, views: t.views.map((v) => v.slice()) };
   } finally {
     encoding = true;
-    [words, bytes, nWords, nBytes, base, shortStrings, readMessages, readKeys, fingerprints, remapped, caching, fresh, hash] = outer;
+    [words, bytes, nWords, nBytes, base, shortStrings, readMessages, readKeys, entriesOf, remapped, caching, stubBy, fresh, hash] = outer;
   }
 }
 
@@ -566,46 +588,46 @@ function withPins(opts, options, messages) {
 const NO_ESTIMATES = new Float64Array(0);
 
 /**
- * The estimates known for `messages` (wasm's `known` layout, see src/memo.rs),
- * and the tokenizer they are keyed by. A caller's `countTokens` is never
- * answered from the cache: it may answer differently later.
+ * The tokenizer the cached records of this call are keyed by; undefined when no
+ * estimate may come from the cache: a caller's `countTokens` may answer
+ * differently later.
  */
-function knownEstimates(options, messages, prints) {
+function recordsBy(options) {
   const custom = options?.countTokens ?? options?.count_tokens;
-  if (options?.cache === false || custom != null || !Array.isArray(messages) || prints === undefined) return [NO_ESTIMATES, undefined];
-  const by = String(options?.tokenizer ?? "o200k");
-  const found = new Array(messages.length);
+  return options?.cache === false || custom != null ? undefined : String(options?.tokenizer ?? "o200k");
+}
+
+/**
+ * The records known for the messages whose cache `entries` the tape writer
+ * collected (wasm's `known` layout, see src/memo.rs).
+ */
+function knownEstimates(by, entries) {
+  if (by === undefined || entries === undefined) return NO_ESTIMATES;
   let size = 0;
-  for (let i = 0; i < messages.length; i++) {
-    const m = messages[i];
-    const e = m !== null && typeof m === "object" ? segments.get(m) : undefined;
-    if (e !== undefined && e.fp === prints[i] && e.by === by) {
-      found[i] = e.record;
-      size += e.record.length;
-    }
-  }
-  if (size === 0) return [NO_ESTIMATES, by];
-  const known = new Float64Array(messages.length + size);
+  for (const e of entries) if (e !== undefined && e.by === by) size += e.record.length;
+  if (size === 0) return NO_ESTIMATES;
+  const known = new Float64Array(entries.length + size);
   let at = 0;
-  for (const record of found) {
-    if (record === undefined) {
+  for (const e of entries) {
+    if (e === undefined || e.by !== by) {
       at++;
       continue;
     }
-    known[at] = record.length;
-    known.set(record, at + 1);
-    at += 1 + record.length;
+    const record = e.record;
+    // A loop: `set` from a short plain array costs more.
+    known[at++] = record.length;
+    for (let k = 0; k < record.length; k++) known[at++] = record[k];
   }
-  return [known, by];
+  return known;
 }
 
-/** Keeps the estimates wasm made in this call (`[index, length, record…]…`). */
-function keepEstimates(memo, by, messages, prints) {
-  if (memo === undefined || by === undefined) return;
+/** Keeps the records wasm made in this call (`[index, length, record…]…`) in the messages' cache entries. */
+function keepEstimates(memo, by, entries) {
+  if (memo === undefined || by === undefined || entries === undefined) return;
   for (let at = 0; at < memo.length; ) {
     const [i, len] = [memo[at], memo[at + 1]];
-    const e = segments.get(messages[i]);
-    if (e !== undefined && e.fp === prints[i]) {
+    const e = entries[i];
+    if (e !== undefined) {
       e.by = by;
       e.record = memo.slice(at + 2, at + 2 + len);
     }
@@ -613,14 +635,21 @@ function keepEstimates(memo, by, messages, prints) {
   }
 }
 
-/** Calls a wasm export with the encoded history, the options, the caller's counter and the estimates known. */
-function call(exportFn, history, options, ...rest) {
+/**
+ * Calls a wasm export with the encoded history, the options, `rest`, the
+ * caller's counter and the records known. `stubs`: known messages may go as
+ * stubs (the meter and the total read nothing else of them); should wasm miss
+ * one (the history now reads as another format), the call is made again with
+ * every message written out.
+ */
+function call(exportFn, history, options, rest = [], stubs = false) {
   ensureReady();
   let opts = optionsJson(options);
   const [count, check] = counter(options);
-  const { views: [w, b], messages, key, remapped, prints } = tape(history, "input", options?.cache !== false);
+  const by = recordsBy(options);
+  const { views: [w, b], messages, key, remapped, entries } = tape(history, "input", options?.cache !== false, stubs ? by : undefined);
   opts = withPins(opts, options, messages);
-  const [known, by] = knownEstimates(options, messages, prints);
+  const known = knownEstimates(by, entries);
   let envelope;
   try {
     envelope = exportFn(w, b, opts, ...rest, count, known);
@@ -629,8 +658,9 @@ function call(exportFn, history, options, ...rest) {
   }
   check();
   const parsed = JSON.parse(envelope);
+  if (parsed.retry) return call(exportFn, history, options, rest, false);
   // Estimates made before an error (TOO_SMALL_TO_COMPACT, say) are kept too.
-  keepEstimates(parsed.memo, by, messages, prints);
+  keepEstimates(parsed.memo, by, entries);
   if (parsed.error) throw new CompactionError(parsed.error.code, parsed.error.message);
   return { result: remapped ? restore(parsed.ok) : parsed.ok, messages, key };
 }
@@ -710,7 +740,7 @@ class Job {
     ensureReady();
     this.options = optionsJson(options);
     [this.count, this.check] = counter(options);
-    const { views, messages, key, remapped, prints } = tape(history, "input", options?.cache !== false);
+    const { views, messages, key, remapped, entries } = tape(history, "input", options?.cache !== false);
     try {
       this.tape = views.map((v) => v.slice());
     } finally {
@@ -721,18 +751,18 @@ class Job {
     this.source = Array.isArray(messages) ? messages.slice() : [];
     this.key = key;
     this.remapped = remapped;
-    this.estimates = () => knownEstimates(options, this.source, prints);
-    this.keep = (memo, by) => keepEstimates(memo, by, this.source, prints);
+    const by = recordsBy(options);
+    this.known = () => knownEstimates(by, entries);
+    this.keep = (memo) => keepEstimates(memo, by, entries);
   }
 
   /** The next step for the replies so far: `{ask}` or `{done}`. */
   step(replies, failure) {
     const [w, b] = this.tape;
-    const [known, by] = this.estimates();
-    const envelope = raw.compactStepTape(w, b, this.options, JSON.stringify(replies), this.count, known);
+    const envelope = raw.compactStepTape(w, b, this.options, JSON.stringify(replies), this.count, this.known());
     this.check();
     const parsed = JSON.parse(envelope);
-    this.keep(parsed.memo, by);
+    this.keep(parsed.memo);
     if (parsed.error) {
       const { code, message } = parsed.error;
       throw new CompactionError(code, message, code === "LLM_FAILED" ? { cause: failure } : undefined);
@@ -913,7 +943,7 @@ export function rebase(result, currentHistory) {
     while (from > 0 && !isPlainTurn(result.messages[from - 1], format)) from--;
     from = Math.max(0, from - 1);
     const seam = messages.slice(from);
-    call(raw.checkSeamTape, seam, { format }, result.messages.length - from);
+    call(raw.checkSeamTape, seam, { format }, [result.messages.length - from]);
   }
   return key === undefined ? messages : { ...currentHistory, [key]: messages };
 }
@@ -964,7 +994,7 @@ export function compactJsonString(json, options) {
 
 /** Estimated tokens of a text, or of a whole history (array or request object). */
 export function estimateTokens(input, options) {
-  return call(raw.estimateTokensTape, input, options).result;
+  return call(raw.estimateTokensTape, input, options, [], true).result;
 }
 
 /**
@@ -1005,7 +1035,7 @@ export function validate(history, options) {
  * threshold, with each message's tokens in `perMessage`.
  */
 export function measure(history, options, pendingText = "") {
-  return call(raw.measureTape, history, options, String(pendingText ?? "")).result;
+  return call(raw.measureTape, history, options, [String(pendingText ?? "")], true).result;
 }
 
 /** Whether the next request (history + `pendingText`) reaches the auto-compact threshold. */

@@ -51,6 +51,11 @@ pub(crate) trait Node<'a>: Copy {
     fn items(self) -> impl Iterator<Item = Self> + 'a;
     /// A `serde_json` copy of the node (for edits and synthesized messages).
     fn to_value(self) -> Value;
+    /// Whether the node is a stub the JS layer wrote for a message whose record
+    /// it holds (see [`crate::memo`]); only the value tape has them.
+    fn is_stub(self) -> bool {
+        false
+    }
     /// Length of the node as compact JSON text (for sizing parts the library
     /// does not interpret).
     fn json_len(self) -> usize {

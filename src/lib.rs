@@ -101,8 +101,8 @@ fn views<'a, N: Node<'a>>(
     counter: &dyn TokenCounter,
     memo: &Memo<'_>,
 ) -> Result<Vec<Message<'a>>> {
-    let mut views = doc.read()?;
-    memo.estimate(&mut views, counter, doc.format);
+    let mut views = doc.read_known(memo)?;
+    memo.estimate(doc, &mut views, counter);
     // Behind a provider's compaction the provider reads nothing: those messages
     // stay in the caller's history but cost no tokens.
     if let Some(b) = views.iter().rposition(|m| m.boundary) {
@@ -128,7 +128,7 @@ impl<'a, N: Node<'a>> Opened<'a, N> {
         counter: &dyn TokenCounter,
         memo: &Memo<'_>,
     ) -> Result<Self> {
-        let doc = formats::open(input, config.options.format)?;
+        let doc = formats::open_known(input, config.options.format, memo)?;
         let views = views(&doc, counter, memo)?;
         let spend = Spend::read(&doc, counter);
         let (options, window) = spend.apply(config);

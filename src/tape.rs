@@ -15,6 +15,7 @@
 //! | 5 | array | count, span (words of the items), then `count` nodes |
 //! | 6 | object | count, span, then `count` × (key offset, key length, value node) |
 //! | 7 | segment | base (an absolute byte offset), then one node |
+//! | 8 | stub | — (a message the JS layer's cache knows, see [`crate::memo`]; read as null where no stub is taken) |
 //!
 //! Nothing in a node names an absolute position but a segment's base, so the
 //! words and bytes of a message written once can be copied into the next call's
@@ -99,7 +100,7 @@ impl<'a> Tape<'a> {
     /// Checks the node at `at`; returns the index of the word after it.
     fn check(&self, at: usize, depth: usize, base: usize) -> Result<usize> {
         match self.word(at)? {
-            0..=2 => Ok(at + 1),
+            0..=2 | 8 => Ok(at + 1),
             3 => self.word(at + 2).map(|_| at + 3),
             4 => self.check_string(at + 1, base).map(|()| at + 3),
             7 => {
@@ -163,7 +164,7 @@ impl<'a> Tape<'a> {
     /// The index of the word after the node at `at`.
     fn next(&self, at: usize) -> usize {
         match self.words.get(at) {
-            Some(0..=2) => at + 1,
+            Some(0..=2 | 8) => at + 1,
             Some(3 | 4) => at + 3,
             Some(5 | 6) => self
                 .words
@@ -215,6 +216,10 @@ impl<'a> Node<'a> for TapeNode<'a> {
             6 => Kind::Object,
             _ => Kind::Null,
         }
+    }
+
+    fn is_stub(self) -> bool {
+        self.tag() == 8
     }
 
     fn as_str(self) -> Option<&'a str> {

@@ -18,6 +18,7 @@ use std::marker::PhantomData;
 
 use crate::error::{Error, Result};
 use crate::json::{Kind, Node};
+use crate::memo::{Known, Memo};
 use crate::message::{Message, Role};
 use crate::plan::{Plan, Step, Synthetic};
 
@@ -114,6 +115,10 @@ pub(crate) struct Document<'a, N: Node<'a>> {
     pub messages: Vec<N>,
     /// Whether the input was a request object holding the messages.
     pub is_request: bool,
+    /// What each message's shape says about its format (kept for the cache).
+    pub evidence: Vec<Evidence>,
+    /// What the cache knows of each message a stub stands for (see [`crate::memo`]).
+    pub stubs: Vec<Option<Known>>,
     _json: PhantomData<&'a ()>,
 }
 
@@ -160,6 +165,16 @@ pub(crate) fn messages_key<'a, N: Node<'a>>(root: N) -> Option<&'static str> {
 
 /// Locates the messages in `root` and settles the format.
 pub(crate) fn open<'a, N: Node<'a>>(root: N, forced: Option<Format>) -> Result<Document<'a, N>> {
+    open_known(root, forced, &Memo::default())
+}
+
+/// [`open`], taking the evidence of the messages the JS layer sent as stubs
+/// from `memo` (see [`crate::memo`]).
+pub(crate) fn open_known<'a, N: Node<'a>>(
+    root: N,
+    forced: Option<Format>,
+    memo: &Memo<'_>,
+) -> Result<Document<'a, N>> {
     let (messages, is_request) = match root.kind() {
         Kind::Array => (root.items().collect::<Vec<N>>(), false),
         Kind::Object => match messages_key(root).and_then(|k| Some((k, root.get(k)?))) {
@@ -184,18 +199,30 @@ pub(crate) fn open<'a, N: Node<'a>>(root: N, forced: Option<Format>) -> Result<D
             ))
         }
     };
+    let stubs: Vec<Option<Known>> = messages
+        .iter()
+        .enumerate()
+        .map(|(i, m)| memo.stub(i, *m))
+        .collect();
+    let evidence: Vec<Evidence> = messages
+        .iter()
+        .zip(&stubs)
+        .map(|(m, stub)| stub.map_or_else(|| Evidence::of(*m), |k| k.evidence))
+        .collect();
     let format = match forced {
         Some(f) => {
-            check_forced(f, root, &messages)?;
+            check_forced(f, root, &evidence)?;
             f
         }
-        None => detect(root, &messages),
+        None => detect(root, &evidence),
     };
     Ok(Document {
         format,
         root,
         messages,
         is_request,
+        evidence,
+        stubs,
         _json: PhantomData,
     })
 }
@@ -207,67 +234,136 @@ pub(crate) fn single<'a, N: Node<'a>>(format: Format, message: N) -> Document<'a
         root: message,
         messages: vec![message],
         is_request: false,
+        evidence: vec![Evidence::of(message)],
+        stubs: vec![None],
         _json: PhantomData,
     }
 }
 
-/// The format a message's own shape belongs to, when it has something only that
-/// format (or family) has: what [`detect`] looks for, message by message.
-fn marker<'a, N: Node<'a>>(m: N) -> Option<(Format, &'static str)> {
-    let kind_of = |b: N| b.get("type").and_then(Node::as_str);
-    let parts = || m.get("content").into_iter().flat_map(Node::items);
-    if kind_of(m).is_some_and(responses::is_item_type) {
-        return Some((Format::OpenaiResponses, "a Responses item type"));
-    }
-    if let Some(p) = m.get("parts") {
-        return Some(if p.items().any(|x| kind_of(x).is_some()) {
-            (Format::AiSdkUi, "typed `parts`")
-        } else {
-            (Format::Gemini, "Gemini `parts`")
+/// What a message's own shape says about its format, kept so that a message
+/// the JS layer's cache already knows (a stub, see [`crate::memo`]) still
+/// counts towards detection and the forced-format check without being read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Evidence {
+    /// The [`Signal`] bits [`detect`] combines over all messages.
+    pub signals: u8,
+    /// The [`MARKERS`] entry the message has, plus one (0: none).
+    pub marker: u8,
+}
+
+/// The signals of formats [`detect`] weighs, the most specific first.
+struct Signal;
+
+impl Signal {
+    const RESPONSES: u8 = 1;
+    const AI_SDK_UI: u8 = 2;
+    const GEMINI: u8 = 4;
+    const AI_SDK: u8 = 8;
+    const ANTHROPIC: u8 = 16;
+    const MOLTIS: u8 = 32;
+}
+
+/// What only one format (or family) has, as the forced-format check names it.
+const MARKERS: [(Format, &str); 7] = [
+    (Format::OpenaiResponses, "a Responses item type"),
+    (Format::AiSdkUi, "typed `parts`"),
+    (Format::Gemini, "Gemini `parts`"),
+    (Format::Gemini, "the role \"model\""),
+    (Format::AiSdk, "AI SDK tool-call / tool-result parts"),
+    (
+        Format::Anthropic,
+        "tool_use / tool_result / thinking blocks",
+    ),
+    (Format::Openai, "`tool_calls` / `tool_call_id`"),
+];
+
+impl Evidence {
+    /// Reads the evidence of message `m`.
+    pub(crate) fn of<'a, N: Node<'a>>(m: N) -> Evidence {
+        let kind_of = |b: N| b.get("type").and_then(Node::as_str);
+        let parts = || m.get("content").into_iter().flat_map(Node::items);
+        let role = m.get("role").and_then(Node::as_str);
+        let item_type = kind_of(m).is_some_and(responses::is_item_type);
+        let gemini_parts = m.get("parts");
+        let typed_parts = gemini_parts.is_some_and(|p| p.items().any(|x| kind_of(x).is_some()));
+        // OpenAI's `file` parts carry a `file` object; the AI SDK's carry the data at the top.
+        let ai_sdk_file = |b: N| kind_of(b) == Some("file") && b.get("file").is_none();
+        let ai_sdk_tools = parts()
+            .any(|b| matches!(kind_of(b), Some("tool-call" | "tool-result")) || ai_sdk_file(b));
+        let ai_sdk = ai_sdk_tools
+            || parts().any(|b| {
+                kind_of(b) == Some("reasoning")
+                    || (kind_of(b) == Some("image") && b.get("image").is_some())
+            });
+        let anthropic_blocks = parts().any(|b| {
+            matches!(
+                kind_of(b),
+                Some("tool_use" | "tool_result" | "thinking" | "redacted_thinking")
+            )
         });
+        let anthropic = anthropic_blocks
+            || parts().any(|b| {
+                kind_of(b) == Some("compaction")
+                    || (kind_of(b) == Some("image") && b.get("source").is_some())
+            });
+        let moltis =
+            matches!(role, Some("notice" | "tool_result")) || m.get("created_at").is_some();
+        let flags = [
+            (item_type, Signal::RESPONSES),
+            (typed_parts, Signal::AI_SDK_UI),
+            (
+                role == Some("model") || gemini_parts.is_some(),
+                Signal::GEMINI,
+            ),
+            (ai_sdk, Signal::AI_SDK),
+            (anthropic, Signal::ANTHROPIC),
+            (moltis, Signal::MOLTIS),
+        ];
+        let signals = flags
+            .iter()
+            .filter(|(on, _)| *on)
+            .fold(0, |acc, (_, bit)| acc | bit);
+        let openai_tools = m.get("tool_calls").is_some() || m.get("tool_call_id").is_some();
+        let marker = [
+            item_type,
+            typed_parts,
+            gemini_parts.is_some(),
+            role == Some("model"),
+            ai_sdk_tools,
+            anthropic_blocks,
+            openai_tools,
+        ]
+        .iter()
+        .position(|on| *on)
+        .map_or(0, |k| k as u8 + 1);
+        Evidence { signals, marker }
     }
-    if m.get("role").and_then(Node::as_str) == Some("model") {
-        return Some((Format::Gemini, "the role \"model\""));
+
+    /// The format (or family) this message's shape belongs to, and what shows it.
+    fn marker(self) -> Option<(Format, &'static str)> {
+        MARKERS
+            .get(usize::from(self.marker).checked_sub(1)?)
+            .copied()
     }
-    // OpenAI's `file` parts carry a `file` object; the AI SDK's carry the data at the top.
-    let ai_sdk_file = |b: N| kind_of(b) == Some("file") && b.get("file").is_none();
-    if parts().any(|b| matches!(kind_of(b), Some("tool-call" | "tool-result")) || ai_sdk_file(b)) {
-        return Some((Format::AiSdk, "AI SDK tool-call / tool-result parts"));
-    }
-    if parts().any(|b| {
-        matches!(
-            kind_of(b),
-            Some("tool_use" | "tool_result" | "thinking" | "redacted_thinking")
-        )
-    }) {
-        return Some((
-            Format::Anthropic,
-            "tool_use / tool_result / thinking blocks",
-        ));
-    }
-    if m.get("tool_calls").is_some() || m.get("tool_call_id").is_some() {
-        return Some((Format::Openai, "`tool_calls` / `tool_call_id`"));
-    }
-    None
 }
 
 /// A forced format must fit the data: a message with what only another format
 /// has (an Anthropic `tool_result` block read as OpenAI would be left orphaned)
 /// is `INVALID_INPUT` naming it. OpenAI and Moltis messages fit each other.
-fn check_forced<'a, N: Node<'a>>(forced: Format, root: N, messages: &[N]) -> Result<()> {
+fn check_forced<'a, N: Node<'a>>(forced: Format, root: N, evidence: &[Evidence]) -> Result<()> {
     let family = |f: Format| match f {
         Format::Moltis => Format::Openai,
         f => f,
     };
-    for (i, m) in messages.iter().enumerate() {
-        if let Some((found, what)) = marker(*m) {
+    for (i, e) in evidence.iter().enumerate() {
+        if let Some((found, what)) = e.marker() {
             if family(found) != family(forced) {
                 return Err(Error::input(
                     format!("messages[{i}]"),
                     format!(
                         "holds {what}, which the forced format {:?} does not have (the history reads as {:?}); leave `format` out, or force the history's own format",
                         forced.name(),
-                        detect(root, messages).name()
+                        detect(root, evidence).name()
                     ),
                 ));
             }
@@ -280,52 +376,26 @@ fn check_forced<'a, N: Node<'a>>(forced: Format, root: N, messages: &[N]) -> Res
 /// a request's key (`input`, `contents`), Responses item types, parts that carry
 /// a `type` (AI SDK UI) or do not (Gemini), AI SDK part types, Anthropic blocks,
 /// Moltis roles or `created_at`; else OpenAI Chat Completions.
-fn detect<'a, N: Node<'a>>(root: N, messages: &[N]) -> Format {
+fn detect<'a, N: Node<'a>>(root: N, evidence: &[Evidence]) -> Format {
     if root.get("contents").is_some() {
         return Format::Gemini;
     }
     if root.get("input").is_some() && root.get("messages").is_none() {
         return Format::OpenaiResponses;
     }
-    let kind_of = |b: N| b.get("type").and_then(Node::as_str);
-    let parts = |m: N| m.get("content").into_iter().flat_map(Node::items);
-    let any = |f: &dyn Fn(N) -> bool| messages.iter().any(|m| f(*m));
-    if any(&|m| kind_of(m).is_some_and(responses::is_item_type)) {
-        return Format::OpenaiResponses;
-    }
-    if any(&|m| {
-        m.get("parts")
-            .is_some_and(|p| p.items().any(|x| kind_of(x).is_some()))
-    }) {
-        return Format::AiSdkUi;
-    }
-    if any(&|m| m.get("role").and_then(Node::as_str) == Some("model") || m.get("parts").is_some()) {
-        return Format::Gemini;
-    }
-    let ai_sdk_part = |b: N| {
-        matches!(kind_of(b), Some("tool-call" | "tool-result" | "reasoning"))
-            || (kind_of(b) == Some("file") && b.get("file").is_none())
-            || (kind_of(b) == Some("image") && b.get("image").is_some())
-    };
-    if any(&|m| parts(m).any(ai_sdk_part)) {
-        return Format::AiSdk;
-    }
-    let anthropic_block = |b: N| {
-        matches!(
-            kind_of(b),
-            Some("tool_use" | "tool_result" | "thinking" | "redacted_thinking" | "compaction")
-        ) || (kind_of(b) == Some("image") && b.get("source").is_some())
-    };
-    if root.get("system").is_some() || any(&|m| parts(m).any(anthropic_block)) {
-        return Format::Anthropic;
-    }
-    let moltis = any(&|m| {
-        matches!(
-            m.get("role").and_then(Node::as_str),
-            Some("notice" | "tool_result")
-        ) || m.get("created_at").is_some()
-    });
-    if moltis {
+    let seen = evidence.iter().fold(0, |acc, e| acc | e.signals);
+    let has = |bit: u8| seen & bit != 0;
+    if has(Signal::RESPONSES) {
+        Format::OpenaiResponses
+    } else if has(Signal::AI_SDK_UI) {
+        Format::AiSdkUi
+    } else if has(Signal::GEMINI) {
+        Format::Gemini
+    } else if has(Signal::AI_SDK) {
+        Format::AiSdk
+    } else if root.get("system").is_some() || has(Signal::ANTHROPIC) {
+        Format::Anthropic
+    } else if has(Signal::MOLTIS) {
         Format::Moltis
     } else {
         Format::Openai
@@ -335,6 +405,12 @@ fn detect<'a, N: Node<'a>>(root: N, messages: &[N]) -> Format {
 impl<'a, N: Node<'a>> Document<'a, N> {
     /// Reads every message into a view, validating what the library relies on.
     pub(crate) fn read(&self) -> Result<Vec<Message<'a>>> {
+        self.read_known(&Memo::default())
+    }
+
+    /// [`Document::read`], taking the views of the messages sent as stubs from
+    /// what `memo` knows of them (enough to meter, nothing to plan on).
+    pub(crate) fn read_known(&self, memo: &Memo<'_>) -> Result<Vec<Message<'a>>> {
         let read = match self.format {
             Format::Openai => openai::read::<N>,
             Format::Anthropic => anthropic::read::<N>,
@@ -348,6 +424,9 @@ impl<'a, N: Node<'a>> Document<'a, N> {
             .iter()
             .enumerate()
             .map(|(i, m)| {
+                if let Some(known) = self.stubs.get(i).copied().flatten() {
+                    return Ok(known.view(self.format, memo));
+                }
                 expect_object(*m, &|| format!("messages[{i}]"), "a message")?;
                 let mut view = read(*m, i)?;
                 // Provider-reported usage of the request that produced this turn,

@@ -62,17 +62,17 @@ fn envelope<T: Serialize>(result: Result<T>) -> String {
 }
 
 /// Opens the tape and runs `f` on its root with the options, the counter to use
-/// (the caller's, or the estimator) and the estimates the JS layer kept from
-/// earlier calls (`known`, see [`Memo`]). The envelope also carries the
-/// estimates made in this call (`memo`), for the JS layer to keep.
+/// (the caller's, or the estimator) and the records the JS layer kept from
+/// earlier calls (`memo`, see [`Memo`]). The envelope also carries the records
+/// made in this call (`memo`), for the JS layer to keep; a call a stub missed
+/// answers `{"retry":true}` (see [`crate::memo`]).
 fn with_history<T: Serialize>(
     (words, bytes): (&[u32], &[u8]),
     options: &str,
     count_tokens: Option<CountTokens>,
-    known: &[f64],
+    memo: Memo<'_>,
     f: impl FnOnce(TapeNode<'_>, &ParsedOptions, &dyn TokenCounter, &Memo<'_>) -> Result<T>,
 ) -> String {
-    let memo = Memo::new(known);
     let body = envelope(from_json_text(options).and_then(|c| {
         let root = Tape::open(words, bytes)?.root();
         let fallback = Estimator(c.options.tokenizer);
@@ -81,6 +81,9 @@ fn with_history<T: Serialize>(
             None => f(root, &c, &fallback, &memo),
         }
     }));
+    if memo.missed() {
+        return "{\"retry\":true}".into();
+    }
     let fresh = memo.fresh();
     if fresh.is_empty() {
         return body;
@@ -113,7 +116,7 @@ pub fn compact_tape(
         (words, bytes),
         options,
         count_tokens,
-        known,
+        Memo::new(known),
         |root, c, counter, memo| crate::compact_planned(root, c, counter, memo),
     )
 }
@@ -135,7 +138,7 @@ pub fn compact_step_tape(
         (words, bytes),
         options,
         count_tokens,
-        known,
+        Memo::new(known),
         |root, c, counter, memo| {
             let replies = crate::summarizer::replies_from_json(replies)?;
             crate::step(root, c, counter, &replies, memo)
@@ -147,9 +150,13 @@ pub fn compact_step_tape(
 /// (`from` = where the appended ones start).
 #[wasm_bindgen(js_name = checkSeamTape)]
 pub fn check_seam_tape(words: &[u32], bytes: &[u8], options: &str, from: u32) -> String {
-    with_history((words, bytes), options, None, &[], |root, c, _, _| {
-        crate::check_seam(root, c, from as usize)
-    })
+    with_history(
+        (words, bytes),
+        options,
+        None,
+        Memo::default(),
+        |root, c, _, _| crate::check_seam(root, c, from as usize),
+    )
 }
 
 /// Estimated tokens of a text or a history, given as a value tape.
@@ -165,7 +172,7 @@ pub fn estimate_tokens_tape(
         (words, bytes),
         options,
         count_tokens,
-        known,
+        Memo::new(known).with_stubs(),
         |root, c, counter, memo| crate::estimate(root, c, counter, memo),
     )
 }
@@ -184,7 +191,7 @@ pub fn measure_tape(
         (words, bytes),
         options,
         count_tokens,
-        known,
+        Memo::new(known).with_stubs(),
         |root, c, counter, memo| crate::meter(root, c, pending, counter, memo),
     )
 }

@@ -5,6 +5,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { compactSync, estimateTokens, measure, shouldCompact } from "../../pkg/node.js";
+import { FORMATS } from "./histories.mjs";
 
 const corpus = new URL("../../../shared/corpus/", import.meta.url);
 
@@ -254,4 +255,100 @@ test("estimates made by a call that ends in an error are kept (a Worker's TOO_SM
   const mid = m.content.length >> 1;
   m.content = m.content.slice(0, mid).replace(/ /g, "-") + m.content[mid] + m.content.slice(mid + 1).replace(/ /g, "-");
   assert.equal(measure(h).perMessage[0], before, "the failed call's estimate answered");
+});
+
+// Known messages go to wasm as stubs for `measure` and `estimateTokens` (src/memo.rs):
+// their view is rebuilt from the cached record, so these tests check that a stubbed
+// call answers what a fully written one does.
+
+test("a stubbed meter answers what an uncached one does, in every format, arrays and requests", () => {
+  const anthropic = [
+    { role: "user", content: "Read a.rs" },
+    { role: "assistant", content: [{ type: "thinking", thinking: "hm", signature: "s1" }, { type: "tool_use", id: "t1", name: "read", input: { path: "a.rs" } }] },
+    { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: "fn main() {}".repeat(40) }] },
+    { role: "assistant", content: "Done.", requestInputTokens: 1234 },
+  ];
+  const moltis = [
+    { role: "user", content: "hi", created_at: 1 },
+    { role: "notice", content: "compacted", created_at: 2 },
+    { role: "assistant", content: "hello", created_at: 3 },
+  ];
+  const cases = [
+    ["openai", history, { model: "gpt-4o", messages: history, tools, max_tokens: 500 }],
+    ["anthropic", anthropic, { model: "claude-sonnet-4-5", system: "Be brief.", messages: anthropic, max_tokens: 800 }],
+    ["moltis", moltis, { messages: moltis }],
+    ...Object.entries(FORMATS).map(([format, f]) => {
+      const h = f.history(6);
+      return [format, h, f.request(h)];
+    }),
+  ];
+  for (const [format, h, request] of cases) {
+    for (const input of [h, request]) {
+      const label = `${format} ${Array.isArray(input) ? "array" : "request"}`;
+      const cold = measure(input, {}, "pending words");
+      assert.equal(cold.format, format, label);
+      assert.deepEqual(measure(input, {}, "pending words"), cold, `${label}: warm`);
+      assert.deepEqual(measure(input, {}, "pending words"), measure(input, { cache: false }, "pending words"), `${label}: uncached`);
+      assert.equal(estimateTokens(input), estimateTokens(input, { cache: false }), `${label}: estimateTokens`);
+    }
+  }
+});
+
+test("a stubbed meter follows the history into another format (the call is made again in full)", () => {
+  // Read as OpenAI first; a Moltis notice appended makes every message Moltis.
+  const h = [
+    { role: "user", content: "hello ".repeat(50) },
+    { role: "assistant", content: "hi", inputTokens: 900 },
+  ];
+  assert.equal(measure(h).format, "openai");
+  h.push({ role: "notice", content: "a note for the UI only" });
+  const m = measure(h);
+  assert.equal(m.format, "moltis");
+  assert.deepEqual(m, uncached(h));
+  // And back: the notice removed, the records made as Moltis meet an OpenAI history.
+  h.pop();
+  assert.deepEqual(measure(h), uncached(h));
+});
+
+test("a forced format still sees the shape of stubbed messages", () => {
+  const h = [
+    { role: "user", content: "Read a.rs" },
+    { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "read", arguments: "{}" } }] },
+    { role: "tool", tool_call_id: "c1", content: "ok" },
+  ];
+  measure(h);
+  const uncachedError = (() => {
+    try {
+      uncached(h, { format: "anthropic" });
+    } catch (e) {
+      return e;
+    }
+  })();
+  assert.equal(uncachedError?.code, "INVALID_INPUT");
+  assert.throws(() => measure(h, { format: "anthropic" }), { code: "INVALID_INPUT", message: uncachedError.message });
+  assert.deepEqual(measure(h, { format: "moltis" }), uncached(h, { format: "moltis" }));
+});
+
+test("provider usage, boundaries and roles survive as stubs", () => {
+  const h = [
+    { role: "user", content: "old ".repeat(300) },
+    { role: "assistant", content: [{ type: "compaction", content: "summary of before" }] },
+    { role: "user", content: "next ".repeat(40) },
+    { role: "assistant", content: "answer", requestInputTokens: 5000 },
+    { role: "user", content: "and then" },
+  ];
+  const cold = measure(h, { contextWindow: 100000 });
+  assert.equal(cold.perMessage[0], 0, "behind the provider's compaction");
+  assert.equal(cold.reported, true);
+  h.push({ role: "user", content: "more" });
+  const warm = measure(h, { contextWindow: 100000 });
+  assert.deepEqual(warm, uncached(h, { contextWindow: 100000 }));
+  assert.equal(warm.tokens, 5000 + warm.perMessage.slice(3).reduce((a, b) => a + b, 0), "the newest assistant turn's usage plus that turn and what follows");
+  // Without the usage, what is behind the provider's compaction still counts nothing.
+  delete h[3].requestInputTokens;
+  h[3] = { ...h[3] };
+  const plain = measure(h, { contextWindow: 100000 });
+  assert.equal(plain.reported, false);
+  assert.equal(plain.perMessage[0], 0);
+  assert.deepEqual(plain, uncached(h, { contextWindow: 100000 }));
 });
