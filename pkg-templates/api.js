@@ -164,12 +164,14 @@ function value(v, depth, path, key) {
         for (let i = 0; i < v.length; i++) {
           const item = v[i];
           if (skipped(item)) {
+            flush();
             mix(11);
             word(0);
             entries?.push(undefined);
           } else if (named) entries.push(message(item, depth + 1, i));
           else value(item, depth + 1, path);
         }
+        flush();
         words[spanAt] = nWords - spanAt - 1;
         return;
       }
@@ -280,23 +282,52 @@ function fingerprint(v, depth) {
  */
 const segments = new WeakMap();
 
-/** Appends a cached segment. Short runs are copied in a loop: `set` costs more below ~100 elements. */
+/**
+ * Cached segments that lay one after another in the same slab (written by one
+ * call, in order), waiting to be copied with one `set` for their words and one
+ * for their bytes: `{words, bytes, w0, w1, b0, b1, inner}`. The segment headers
+ * between them come along and get their new bases (`inner`: the segments after
+ * the first). Anything else written into the messages array first flushes it.
+ */
+let run;
+
+/** Appends a cached segment (header included) to the run, or starts a new run. */
 function copy(cached) {
-  const { w0, w1, b0, b1 } = cached;
-  const [w, b] = [cached.words, cached.bytes];
+  remapped ||= cached.remapped;
+  const r = run;
+  if (r !== undefined && cached.words === r.words && cached.bytes === r.bytes && cached.w0 === r.w1 + 2 && cached.b0 === r.b1) {
+    r.w1 = cached.w1;
+    r.b1 = cached.b1;
+    r.inner.push(cached);
+    return;
+  }
+  flush();
+  word(7);
+  word(nBytes);
+  run = { words: cached.words, bytes: cached.bytes, w0: cached.w0, w1: cached.w1, b0: cached.b0, b1: cached.b1, inner: [] };
+}
+
+/** Copies the run. Short runs are copied in a loop: `set` costs more below ~100 elements. */
+function flush() {
+  const r = run;
+  if (r === undefined) return;
+  run = undefined;
+  const { w0, w1, b0, b1 } = r;
+  const [w, b] = [r.words, r.bytes];
+  const [atWords, atBytes] = [nWords, nBytes];
   if (nWords + w1 - w0 > words.length) words = grow(words, nWords + w1 - w0);
   if (w1 - w0 < 100) for (let i = w0; i < w1; i++) words[nWords++] = w[i];
   else {
     words.set(w.subarray(w0, w1), nWords);
     nWords += w1 - w0;
   }
+  for (const e of r.inner) words[atWords + e.w0 - w0 - 1] = atBytes + e.b0 - b0;
   if (nBytes + b1 - b0 > bytes.length) bytes = grow(bytes, nBytes + b1 - b0);
   if (b1 - b0 < 100) for (let i = b0; i < b1; i++) bytes[nBytes++] = b[i];
   else {
     bytes.set(b.subarray(b0, b1), nBytes);
     nBytes += b1 - b0;
   }
-  remapped ||= cached.remapped;
 }
 
 /**
@@ -356,15 +387,14 @@ function message(v, depth, index) {
     }
     if (hash === cached.fp) {
       // Known to the meter: one word instead of the message (src/memo.rs).
-      if (stubBy !== undefined && cached.by === stubBy && cached.record[RECORD_STUB] === 1) word(8);
-      else {
-        word(7);
-        word(nBytes);
-        copy(cached);
-      }
+      if (stubBy !== undefined && cached.by === stubBy && cached.record[RECORD_STUB] === 1) {
+        flush();
+        word(8);
+      } else copy(cached);
       return cached;
     }
   }
+  flush();
   const path = `messages[${index}]`;
   const outerBase = base;
   const outerRemapped = remapped;
@@ -428,6 +458,7 @@ function tape(input, what, cache = true, stubs = undefined) {
   remapped = false;
   caching = cache;
   stubBy = stubs;
+  run = undefined;
   encoding = true;
   try {
     try {
@@ -453,7 +484,7 @@ function tape(input, what, cache = true, stubs = undefined) {
 
 /** `tape` while another encoding is under way: fresh buffers, the outer state restored. */
 function nested(input, what, cache, stubs) {
-  const outer = [words, bytes, nWords, nBytes, base, shortStrings, readMessages, readKeys, entriesOf, remapped, caching, stubBy, fresh, hash];
+  const outer = [words, bytes, nWords, nBytes, base, shortStrings, readMessages, readKeys, entriesOf, remapped, caching, stubBy, run, fresh, hash];
   fresh = [];
   words = new Uint32Array(1 << 10);
   bytes = new Uint8Array(1 << 12);
@@ -464,7 +495,7 @@ function nested(input, what, cache, stubs) {
     return { ...t, views: t.views.map((v) => v.slice()) };
   } finally {
     encoding = true;
-    [words, bytes, nWords, nBytes, base, shortStrings, readMessages, readKeys, entriesOf, remapped, caching, stubBy, fresh, hash] = outer;
+    [words, bytes, nWords, nBytes, base, shortStrings, readMessages, readKeys, entriesOf, remapped, caching, stubBy, run, fresh, hash] = outer;
   }
 }
 

@@ -62,8 +62,6 @@ pub(crate) struct Memo<'k> {
 /// What a record says of a message sent as a stub.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Known {
-    /// The message's format evidence.
-    pub evidence: Evidence,
     format: f64,
     role: Role,
     boundary: bool,
@@ -134,6 +132,16 @@ impl<'k> Memo<'k> {
         self.known.get(start..start + len)
     }
 
+    /// The format evidence message `i`'s record holds (made in any format: the
+    /// evidence is the message's own shape).
+    pub(crate) fn evidence(&self, i: usize) -> Option<Evidence> {
+        let r = self.record(i).filter(|r| r.len() >= HEADER)?;
+        Some(Evidence {
+            signals: r[SIGNALS] as u8,
+            marker: r[MARKER] as u8,
+        })
+    }
+
     /// What the record says of message `i` when a stub stands for it (`None`
     /// when `m` is not a stub, or stubs are not taken here: it is then read as
     /// the value it is). A stub without a usable record misses the call.
@@ -146,10 +154,6 @@ impl<'k> Memo<'k> {
             .filter(|r| r.len() >= HEADER && r[STUB] == 1.0)
             .and_then(|r| {
                 Some(Known {
-                    evidence: Evidence {
-                        signals: r[SIGNALS] as u8,
-                        marker: r[MARKER] as u8,
-                    },
                     format: r[FORMAT],
                     role: *ROLES.get(r[ROLE] as usize)?,
                     boundary: r[BOUNDARY] == 1.0,
@@ -161,7 +165,6 @@ impl<'k> Memo<'k> {
             self.missed.set(true);
         }
         Some(known.unwrap_or(Known {
-            evidence: Evidence::default(),
             format: -1.0,
             role: Role::User,
             boundary: false,

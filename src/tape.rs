@@ -35,7 +35,10 @@ pub(crate) const MAX_DEPTH: usize = 128;
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Tape<'a> {
     words: &'a [u32],
-    bytes: &'a [u8],
+    /// The bytes, checked as UTF-8 once: the JS layer writes nothing but the
+    /// strings' UTF-8 there, so a string is a slice on character boundaries
+    /// (an O(1) check) instead of a UTF-8 check of its own on every read.
+    text: &'a str,
 }
 
 /// One node of a [`Tape`]: where it starts, and the base of its strings.
@@ -53,7 +56,8 @@ fn malformed(what: &str) -> Error {
 impl<'a> Tape<'a> {
     /// Checks the structure of a tape; the root node starts at word 0.
     pub(crate) fn open(words: &'a [u32], bytes: &'a [u8]) -> Result<Tape<'a>> {
-        let tape = Tape { words, bytes };
+        let text = std::str::from_utf8(bytes).map_err(|_| malformed("bytes not UTF-8"))?;
+        let tape = Tape { words, text };
         if tape.check(0, 0, 0)? != words.len() {
             return Err(malformed("trailing words"));
         }
@@ -85,16 +89,12 @@ impl<'a> Tape<'a> {
             .ok_or_else(|| malformed("ends early"))
     }
 
-    /// Checks that the string at `at` lies in the bytes and is UTF-8, so that
-    /// reading it later needs no check.
+    /// Checks that the string at `at` lies in the bytes on character boundaries.
     fn check_string(&self, at: usize, base: usize) -> Result<()> {
-        let (off, len) = (self.word(at)?, self.word(at + 1)?);
-        let text = base
-            .checked_add(off)
-            .and_then(|start| self.bytes.get(start..start.checked_add(len)?))
-            .ok_or_else(|| malformed("string out of range"))?;
-        std::str::from_utf8(text).map_err(|_| malformed("string not UTF-8"))?;
-        Ok(())
+        self.word(at + 1)?;
+        self.text(at, base)
+            .map(|_| ())
+            .ok_or_else(|| malformed("string out of range or not on character boundaries"))
     }
 
     /// Checks the node at `at`; returns the index of the word after it.
@@ -105,7 +105,7 @@ impl<'a> Tape<'a> {
             4 => self.check_string(at + 1, base).map(|()| at + 3),
             7 => {
                 let base = self.word(at + 1)?;
-                if base > self.bytes.len() {
+                if base > self.text.len() {
                     return Err(malformed("segment base out of range"));
                 }
                 // A segment holds a value, never another header (which would make
@@ -146,19 +146,23 @@ impl<'a> Tape<'a> {
         }
     }
 
-    fn raw(&self, at: usize, base: usize) -> Option<&'a [u8]> {
+    /// The string at `at` (`None` out of range or off character boundaries).
+    fn text(&self, at: usize, base: usize) -> Option<&'a str> {
         let start = base.checked_add(*self.words.get(at)? as usize)?;
         let len = *self.words.get(at + 1)? as usize;
-        self.bytes.get(start..start.checked_add(len)?)
+        self.text.get(start..start.checked_add(len)?)
     }
 
-    /// The string at `at` (checked UTF-8 by [`Tape::open`]; re-checked only if not).
-    fn text(&self, at: usize, base: usize) -> Option<&'a str> {
-        std::str::from_utf8(self.raw(at, base)?).ok()
-    }
-
+    /// Whether the key at `at` is `key` (lengths first: most keys differ there).
     fn key_is(&self, at: usize, base: usize, key: &str) -> bool {
-        self.raw(at, base) == Some(key.as_bytes())
+        let Some(&len) = self.words.get(at + 1) else {
+            return false;
+        };
+        len as usize == key.len()
+            && base
+                .checked_add(self.words[at] as usize)
+                .and_then(|start| self.text.as_bytes().get(start..start + key.len()))
+                == Some(key.as_bytes())
     }
 
     /// The index of the word after the node at `at`.

@@ -165,6 +165,8 @@ fn add_path(raw: &str, out: &mut BTreeSet<String>) {
             .iter()
             .any(|e| e.eq_ignore_ascii_case(ext))
         && !token.contains("://")
+        // Most mentions repeat a path already found: look before allocating.
+        && !out.contains(token)
     {
         out.insert(token.to_string());
     }

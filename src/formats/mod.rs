@@ -204,10 +204,11 @@ pub(crate) fn open_known<'a, N: Node<'a>>(
         .enumerate()
         .map(|(i, m)| memo.stub(i, *m))
         .collect();
+    // A message the cache knows has its evidence in its record.
     let evidence: Vec<Evidence> = messages
         .iter()
-        .zip(&stubs)
-        .map(|(m, stub)| stub.map_or_else(|| Evidence::of(*m), |k| k.evidence))
+        .enumerate()
+        .map(|(i, m)| memo.evidence(i).unwrap_or_else(|| Evidence::of(*m)))
         .collect();
     let format = match forced {
         Some(f) => {

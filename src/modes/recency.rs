@@ -18,7 +18,11 @@ use crate::plan::{Plan, Step, Synthetic};
 use crate::text::{count, list, one_line, MARKER_PREFIX};
 use crate::tokens::TokenCounter;
 
+use std::cell::RefCell;
 use std::ops::Range;
+
+/// What a marker depends on: the middle's bounds and the messages carried out of it.
+type MarkerKey = (usize, usize, Vec<usize>);
 
 /// Plans the recency-preserving compaction of `views`, fitted to the window.
 pub(crate) fn plan(
@@ -34,10 +38,23 @@ pub(crate) fn plan(
         Ok(w) => w,
         Err(done) => return done,
     };
+    // The fitting and the final plan ask for the same middle's marker: its facts
+    // are read once (they scan every elided text).
+    let markers: RefCell<Vec<(MarkerKey, String)>> = RefCell::default();
     let build = |l: &Layout| {
         let carried = shape.carried(l);
-        let marker = Synthetic::Marker(marker(views, &l.w, &carried, options));
-        shape.splice(l, marker, None, &carried)
+        let key = (l.w.head_end, l.w.tail_start, carried.clone());
+        let known = markers
+            .borrow()
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, m)| m.clone());
+        let text = known.unwrap_or_else(|| {
+            let text = marker(views, &l.w, &carried, options);
+            markers.borrow_mut().push((key, text.clone()));
+            text
+        });
+        shape.splice(l, Synthetic::Marker(text), None, &carried)
     };
     let (layout, _) = layout(views, w, shape.newest, target, |l| {
         plan_tokens(&build(l).plan, views, counter)
