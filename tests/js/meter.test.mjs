@@ -352,3 +352,47 @@ test("provider usage, boundaries and roles survive as stubs", () => {
   assert.equal(plain.perMessage[0], 0);
   assert.deepEqual(plain, uncached(h, { contextWindow: 100000 }));
 });
+
+test("cached segments copied in runs: any order, gaps, repeats and mixes of calls read as written", () => {
+  const make = (tag, n) =>
+    Array.from({ length: n }, (_, i) =>
+      i % 3 === 1
+        ? { role: "assistant", content: null, tool_calls: [{ id: `${tag}${i}`, type: "function", function: { name: "read", arguments: `{"path":"src/${tag}${i}.rs"}` } }] }
+        : i % 3 === 2
+          ? { role: "tool", tool_call_id: `${tag}${i - 1}`, content: `${tag} output ${i} `.repeat(30) }
+          : { role: "user", content: `${tag} question ${i} ${"é😀".repeat(i % 5)}` },
+    );
+  const a = make("a", 30);
+  const b = make("b", 30);
+  const options = { mode: "deterministic", contextWindow: 100000 };
+  compactSync(a, options);
+  compactSync(b, options);
+  const variants = {
+    "as cached": a,
+    "two slabs": [...a, ...b],
+    "interleaved slabs": a.flatMap((m, i) => [m, b[i]]),
+    reversed: [...a].reverse(),
+    "every other": a.filter((_, i) => i % 2 === 0),
+    repeated: [...a.slice(0, 10), ...a.slice(0, 10)],
+    "fresh in between": a.flatMap((m, i) => (i % 7 === 3 ? [{ role: "user", content: `new ${i}` }, m] : [m])),
+  };
+  for (const [name, h] of Object.entries(variants)) {
+    for (const mode of ["deterministic", "recency_preserving"]) {
+      const o = { mode, contextWindow: mode === "deterministic" ? 100000 : 1500, protectTailMin: 4 };
+      let expected;
+      try {
+        expected = compactSync(h, { ...o, cache: false });
+      } catch (e) {
+        assert.throws(() => compactSync(h, o), { code: e.code, message: e.message }, `${name} ${mode}`);
+        continue;
+      }
+      assert.deepEqual(compactSync(h, o), expected, `${name} ${mode}`);
+    }
+    assert.deepEqual(measure(h), uncached(h), `${name} measure`);
+    assert.equal(estimateTokens(h), estimateTokens(h, { cache: false }), `${name} estimateTokens`);
+  }
+  // A hole in the array ends a run and is read as null, as without the cache.
+  const holed = [...a];
+  holed[5] = undefined;
+  assert.throws(() => compactSync(holed, options), (e) => e.code === "INVALID_INPUT" && /messages\[5\]/.test(e.message));
+});
