@@ -36,7 +36,8 @@ let nWords = 0;
 let nBytes = 0;
 // Where the strings of the segment being written start (offsets are relative to it).
 let base = 0;
-// Byte ranges of short strings (keys, roles, types) already in this segment.
+// Byte ranges of short strings (keys, roles, types) already in this segment,
+// as offset << 7 | length.
 let shortStrings = new Map();
 // The history's message array as it was read (a getter may answer a new one each
 // time): the root array, or per message key of a request object the value written.
@@ -80,22 +81,39 @@ function word(w) {
 }
 
 function string(s) {
+  const n = s.length;
+  if (n <= 24) {
+    const known = shortStrings.get(s);
+    if (known !== undefined) {
+      word(known >>> 7);
+      word(known & 127);
+      return;
+    }
+    // Short ASCII (most keys, roles, ids) is written by hand: no view of the
+    // buffer to allocate, no surrogates to look for.
+    if (nBytes + n > bytes.length) bytes = grow(bytes, nBytes + n);
+    let i = 0;
+    for (; i < n; i++) {
+      const c = s.charCodeAt(i);
+      if (c > 0x7f) break;
+      bytes[nBytes + i] = c;
+    }
+    if (i === n) {
+      if (nBytes - base < 1 << 24) shortStrings.set(s, ((nBytes - base) << 7) | n);
+      word(nBytes - base);
+      word(n);
+      nBytes += n;
+      return;
+    }
+  }
   if (!wellFormed(s)) {
     s = hide(s);
     remapped = true;
   }
-  if (s.length <= 24) {
-    const known = shortStrings.get(s);
-    if (known !== undefined) {
-      word(known[0]);
-      word(known[1]);
-      return;
-    }
-  }
   const most = s.length * 3;
   if (nBytes + most > bytes.length) bytes = grow(bytes, nBytes + most);
   const { written } = encoder.encodeInto(s, bytes.subarray(nBytes));
-  if (s.length <= 24) shortStrings.set(s, [nBytes - base, written]);
+  if (n <= 24 && nBytes - base < 1 << 24) shortStrings.set(s, ((nBytes - base) << 7) | written);
   word(nBytes - base);
   word(written);
   nBytes += written;
