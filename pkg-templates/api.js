@@ -55,8 +55,8 @@ let caching = true;
 // The tokenizer whose records let a stub stand for a known message (the meter
 // and the total only; undefined: every message is written out).
 let stubBy;
-/** Where a record (src/memo.rs) says whether a stub may stand for its message. */
-const RECORD_STUB = 1;
+/** The bit of a record's first number (src/memo.rs) that says whether a stub may stand for its message. */
+const RECORD_STUB = 1 << 3;
 const bits = new Float64Array(1);
 const bitWords = new Uint32Array(bits.buffer);
 
@@ -405,7 +405,7 @@ function message(v, depth, index) {
     }
     if (hash === cached.fp) {
       // Known to the meter: one word instead of the message (src/memo.rs).
-      if (stubBy !== undefined && cached.by === stubBy && cached.record[RECORD_STUB] === 1) {
+      if (stubBy !== undefined && cached.by === stubBy && (cached.record[0] & RECORD_STUB) !== 0) {
         flush();
         word(8);
       } else copy(cached);

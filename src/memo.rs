@@ -4,14 +4,14 @@
 //! back, so a call estimates only the messages that are new or changed, and a
 //! meter reads nothing else at all.
 //!
-//! A record is `[format, stub, signals, marker, role, boundary, reported + 1,
-//! tokens, tokens of result 0, result 1, …]`: the format the message was read
-//! as (by its place in `FORMATS`: the same object reads differently as another
-//! format), whether a stub may stand for it, its format [`Evidence`], and what
-//! the meter needs of its view. `known` holds one entry per message in input
-//! order: its length, then the record (length 0: not known). Records of the
-//! messages read in this call are noted in `fresh` as `[index, length,
-//! record…]`, for the JS layer to keep.
+//! A record is `[facts, reported + 1, tokens, tokens of result 0, result 1, …]`.
+//! `facts` packs, low bits first: the format the message was read as (3 bits,
+//! its place in `FORMATS`: the same object reads differently as another
+//! format), whether a stub may stand for it (1), its format [`Evidence`]
+//! (signals 6, marker 3) and what the meter needs of its view (role 3, boundary
+//! 1). `known` holds one entry per message in input order: its length, then the
+//! record (length 0: not known). Records of the messages read in this call are
+//! noted in `fresh` as `[index, length, record…]`, for the JS layer to keep.
 //!
 //! For `measure` and `estimateTokens` the JS layer writes a message whose
 //! record is known as a *stub* (one tape word, see [`crate::tape`]) instead of
@@ -27,16 +27,24 @@ use crate::message::{Message, Role};
 use crate::tokens::{message_tokens, TokenCounter};
 
 /// Where a record's fields are.
-const FORMAT: usize = 0;
-const STUB: usize = 1;
-const SIGNALS: usize = 2;
-const MARKER: usize = 3;
-const ROLE: usize = 4;
-const BOUNDARY: usize = 5;
-const REPORTED: usize = 6;
-const TOKENS: usize = 7;
+const FACTS: usize = 0;
+const REPORTED: usize = 1;
+const TOKENS: usize = 2;
 /// The fields before the result tokens.
-const HEADER: usize = 8;
+const HEADER: usize = 3;
+
+/// The bit fields of `facts`: (lowest bit, width).
+const FORMAT: (u32, u32) = (0, 3);
+const STUB: (u32, u32) = (3, 1);
+const SIGNALS: (u32, u32) = (4, 6);
+const MARKER: (u32, u32) = (10, 3);
+const ROLE: (u32, u32) = (13, 3);
+const BOUNDARY: (u32, u32) = (16, 1);
+
+/// Field `(at, width)` of a record's `facts`.
+fn field(facts: f64, (at, width): (u32, u32)) -> u32 {
+    (facts as u32 >> at) & ((1 << width) - 1)
+}
 
 /// Roles by their number in a record.
 const ROLES: [Role; 5] = [
@@ -62,7 +70,7 @@ pub(crate) struct Memo<'k> {
 /// What a record says of a message sent as a stub.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Known {
-    format: f64,
+    format: u32,
     role: Role,
     boundary: bool,
     reported: Option<u64>,
@@ -70,8 +78,8 @@ pub(crate) struct Known {
 }
 
 /// A format's number in a record.
-fn tag(format: Format) -> f64 {
-    FORMATS.iter().position(|(_, f)| *f == format).unwrap_or(0) as f64
+fn tag(format: Format) -> u32 {
+    FORMATS.iter().position(|(_, f)| *f == format).unwrap_or(0) as u32
 }
 
 impl Known {
@@ -137,8 +145,8 @@ impl<'k> Memo<'k> {
     pub(crate) fn evidence(&self, i: usize) -> Option<Evidence> {
         let r = self.record(i).filter(|r| r.len() >= HEADER)?;
         Some(Evidence {
-            signals: r[SIGNALS] as u8,
-            marker: r[MARKER] as u8,
+            signals: field(r[FACTS], SIGNALS) as u8,
+            marker: field(r[FACTS], MARKER) as u8,
         })
     }
 
@@ -151,12 +159,12 @@ impl<'k> Memo<'k> {
         }
         let known = self
             .record(i)
-            .filter(|r| r.len() >= HEADER && r[STUB] == 1.0)
+            .filter(|r| r.len() >= HEADER && field(r[FACTS], STUB) == 1)
             .and_then(|r| {
                 Some(Known {
-                    format: r[FORMAT],
-                    role: *ROLES.get(r[ROLE] as usize)?,
-                    boundary: r[BOUNDARY] == 1.0,
+                    format: field(r[FACTS], FORMAT),
+                    role: *ROLES.get(field(r[FACTS], ROLE) as usize)?,
+                    boundary: field(r[FACTS], BOUNDARY) == 1,
                     reported: (r[REPORTED] >= 1.0).then(|| r[REPORTED] as u64 - 1),
                     tokens: r[TOKENS] as u64,
                 })
@@ -165,7 +173,7 @@ impl<'k> Memo<'k> {
             self.missed.set(true);
         }
         Some(known.unwrap_or(Known {
-            format: -1.0,
+            format: u32::MAX,
             role: Role::User,
             boundary: false,
             reported: None,
@@ -188,7 +196,9 @@ impl<'k> Memo<'k> {
                 continue;
             }
             match self.record(i) {
-                Some(r) if r.len() == HEADER + v.results.len() && r[FORMAT] == format => {
+                Some(r)
+                    if r.len() == HEADER + v.results.len() && field(r[FACTS], FORMAT) == format =>
+                {
                     v.tokens = r[TOKENS] as u64;
                     for (res, t) in v.results.iter_mut().zip(&r[HEADER..]) {
                         res.tokens = *t as u64;
@@ -198,17 +208,23 @@ impl<'k> Memo<'k> {
                     v.tokens = message_tokens(v, counter);
                     let evidence = doc.evidence.get(i).copied().unwrap_or_default();
                     let role = ROLES.iter().position(|r| *r == v.role).unwrap_or(0);
+                    // Responses items are checked across the turn (call ids): always read.
+                    let stub = u32::from(doc.format != Format::OpenaiResponses);
+                    let facts = [
+                        (format, FORMAT),
+                        (stub, STUB),
+                        (u32::from(evidence.signals), SIGNALS),
+                        (u32::from(evidence.marker), MARKER),
+                        (role as u32, ROLE),
+                        (u32::from(v.boundary), BOUNDARY),
+                    ]
+                    .iter()
+                    .fold(0, |acc, (value, (at, _))| acc | value << at);
                     let mut fresh = self.fresh.borrow_mut();
                     fresh.extend([
                         i as f64,
                         (HEADER + v.results.len()) as f64,
-                        format,
-                        // Responses items are checked across the turn (call ids): always read.
-                        f64::from(u8::from(doc.format != Format::OpenaiResponses)),
-                        f64::from(evidence.signals),
-                        f64::from(evidence.marker),
-                        role as f64,
-                        f64::from(u8::from(v.boundary)),
+                        f64::from(facts),
                         v.reported_input_tokens.map_or(0.0, |t| t as f64 + 1.0),
                         v.tokens as f64,
                     ]);

@@ -8,6 +8,8 @@
 // The exports are reached through the JS glue, not through the crate.
 #![allow(unreachable_pub)]
 
+use std::fmt::Write as _;
+
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
@@ -96,7 +98,7 @@ fn with_history<T: Serialize>(
         if i > 0 {
             out.push(',');
         }
-        out.push_str(&(*n as u64).to_string());
+        let _ = write!(out, "{}", *n as u64);
     }
     out.push_str("]}");
     out
