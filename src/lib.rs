@@ -367,11 +367,15 @@ fn finish<'a, N: Node<'a>>(
     // Only a requested recency_preserving refuses a result that is no smaller: an
     // LLM mode that fell back has already spent its call and must not end in a refusal.
     if o.mode == Mode::RecencyPreserving && tokens_after >= tokens_before {
+        let pins = !o.pin.is_empty() || !o.pin_roles.is_empty();
         return Err(Error::new(
             ErrorKind::TooSmallToCompact,
             format!(
-                "recency_preserving would not make this history smaller ({tokens_before} → {tokens_after} estimated tokens): head (protect_head={}) and tail (protect_tail_min={}) keep nearly everything; lower them, or use mode \"deterministic\"",
-                o.protect_head, o.protect_tail_min
+                "recency_preserving would not make this history smaller ({tokens_before} → {tokens_after} estimated tokens): head (protect_head={}){} and tail (protect_tail_min={}) keep nearly everything; lower them{}, or use mode \"deterministic\"",
+                o.protect_head,
+                if pins { ", pinned messages" } else { "" },
+                o.protect_tail_min,
+                if pins { ", pin fewer" } else { "" },
             ),
         ));
     }

@@ -280,6 +280,64 @@ fn pinned_messages_stay_by_index_and_by_role() {
     assert!(bad.message().contains("\"wizard\""), "{}", bad.message());
 }
 
+/// Pins that hold the whole middle leave nothing to elide: no marker saying "0
+/// earlier messages were elided", no pinned text cut or pinned tool output
+/// pruned to make room, and a refusal that names the pins when nothing shrinks.
+#[test]
+fn pins_over_the_whole_middle_are_kept_verbatim_and_get_no_empty_marker() {
+    let mut h = vec![json!({"role": "system", "content": "sys"})];
+    for k in 0..8 {
+        h.push(json!({"role": "user", "content": format!("q{k} {}", "word ".repeat(200))}));
+        h.push(json!({"role": "assistant", "content": format!("a{k} {}", "word ".repeat(200))}));
+    }
+    let input = Value::Array(h.clone());
+    let pin: Vec<usize> = (3..h.len() - 2).collect();
+    for window in [1000, 2000, 3000, 4000, 6000] {
+        let config = options::from_json(&json!({
+            "mode": "recency_preserving", "contextWindow": window, "protectTailMin": 2, "pin": pin
+        }))
+        .unwrap();
+        match compact(&input, &config) {
+            Ok(r) => {
+                let text = text_of(&r);
+                assert!(!text.contains(" 0 earlier messages"), "{window}: {text}");
+                for i in &pin {
+                    assert!(
+                        r.messages.contains(&h[*i]),
+                        "{window}: pinned message {i} verbatim"
+                    );
+                }
+            }
+            Err(e) => {
+                assert_eq!(e.kind(), ErrorKind::TooSmallToCompact, "{window}: {e}");
+                if e.message().contains("would not make this history smaller") {
+                    assert!(e.message().contains("pin"), "{window}: names the pins: {e}");
+                }
+            }
+        }
+    }
+    // A pinned tool output is never pruned, in place or in the tail.
+    let mut t = vec![json!({"role": "user", "content": "look"})];
+    for k in 0..6 {
+        t.push(json!({"role": "assistant", "content": null, "tool_calls": [{"id": format!("c{k}"), "type": "function", "function": {"name": "read", "arguments": "{}"}}]}));
+        t.push(json!({"role": "tool", "tool_call_id": format!("c{k}"), "content": format!("out {k} {}", "data ".repeat(400))}));
+    }
+    t.push(json!({"role": "user", "content": "and?"}));
+    let input = Value::Array(t.clone());
+    for window in [3000, 6000, 20000] {
+        let config = options::from_json(&json!({
+            "mode": "recency_preserving", "contextWindow": window, "protectTailMin": 1, "pin": [2, 4]
+        }))
+        .unwrap();
+        if let Ok(r) = compact(&input, &config) {
+            assert!(
+                r.messages.contains(&t[2]) && r.messages.contains(&t[4]),
+                "{window}: pinned outputs whole"
+            );
+        }
+    }
+}
+
 #[test]
 fn the_developer_role_is_accepted_with_created_at() {
     let input = json!([

@@ -43,6 +43,11 @@ pub(crate) fn plan(
     let markers: RefCell<Vec<(MarkerKey, String)>> = RefCell::default();
     let build = |l: &Layout| {
         let carried = shape.carried(l);
+        // Pins may hold the whole middle: then nothing is elided, and no marker
+        // says "0 earlier messages were elided".
+        if !elided(views, &l.w, &carried) {
+            return shape.splice(l, None, None, &carried);
+        }
         let key = (l.w.head_end, l.w.tail_start, carried.clone());
         let known = markers
             .borrow()
@@ -54,7 +59,7 @@ pub(crate) fn plan(
             markers.borrow_mut().push((key, text.clone()));
             text
         });
-        shape.splice(l, Synthetic::Marker(text), None, &carried)
+        shape.splice(l, Some(Synthetic::Marker(text)), None, &carried)
     };
     let (layout, _) = layout(views, w, shape.newest, target, |l| {
         plan_tokens(&build(l).plan, views, counter)
@@ -174,14 +179,14 @@ impl<'v, 'a> Shape<'v, 'a> {
     }
 
     /// Head + `carried` (messages of the middle that stay, in order) + `middle`
-    /// (the marker, or a summary) + tail; old tool outputs pruned (outside the last
+    /// (the marker, or a summary; none when nothing is elided) + tail; old tool outputs pruned (outside the last
     /// `tail_min × 3` messages, or, with `prune_tail`, all but the newest turn's),
     /// empty messages dropped, tool pairs repaired. `replaced` is a message of head
     /// or tail left out (an earlier summary the new one replaces).
     pub(crate) fn splice(
         &self,
         l: &Layout,
-        middle: Synthetic,
+        middle: Option<Synthetic>,
         replaced: Option<usize>,
         carried: &[usize],
     ) -> Decision {
@@ -189,8 +194,8 @@ impl<'v, 'a> Shape<'v, 'a> {
         let kept = |i: &usize| Some(*i) != replaced;
         let mut steps: Plan = (0..w.head_end).filter(kept).map(Step::keep).collect();
         steps.extend(carried.iter().map(|&i| Step::keep(i)));
-        let first = steps.len() + 1;
-        steps.push(Step::Insert(middle));
+        let first = steps.len() + usize::from(middle.is_some());
+        steps.extend(middle.map(Step::Insert));
         steps.extend((w.tail_start..views.len()).filter(kept).map(Step::keep));
         let end = if l.prune_tail {
             steps
@@ -201,7 +206,7 @@ impl<'v, 'a> Shape<'v, 'a> {
         } else {
             steps.len().saturating_sub(w.tail_min * 3)
         };
-        let (steps, _) = prune(steps, first..end, views, self.options);
+        let (steps, _) = prune(steps, first..end, views, self.options, &self.pinned);
         let mut warnings = Vec::new();
         let steps = drop_empty(steps, views, &mut warnings);
         Decision {
@@ -249,8 +254,9 @@ impl Decision {
         if plan_tokens(&self.plan, views, counter) <= target {
             return true;
         }
+        // Pinned messages stay verbatim: never cut.
         let (plan, cut) = cut_texts(self.plan.clone(), views, counter, target, |i| {
-            Some(i) == shape.request
+            Some(i) == shape.request || shape.pinned[i]
         });
         if plan_tokens(&plan, views, counter) > target {
             return false; // cutting would not get there: the texts stay whole
@@ -284,6 +290,7 @@ fn prune_in_place(
         0..fits.max(spec),
         views,
         options,
+        &pinned(views, options),
     );
     if pruned == 0 {
         return Err(Error::new(
@@ -307,20 +314,23 @@ fn prune_in_place(
     })
 }
 
-/// Prunes the kept messages at output positions `positions`; returns the steps
-/// and how many edits that made.
+/// Prunes the kept messages at output positions `positions` (never a pinned
+/// one: pins stay verbatim); returns the steps and how many edits that made.
 fn prune(
     steps: Plan,
     positions: Range<usize>,
     views: &[Message<'_>],
     options: &Options,
+    pinned: &[bool],
 ) -> (Plan, usize) {
     let mut pruned = 0;
     let steps = steps
         .into_iter()
         .enumerate()
         .map(|(pos, step)| match step {
-            Step::Keep { index, .. } if positions.contains(&pos) => {
+            Step::Keep { index, .. }
+                if positions.contains(&pos) && pinned.get(index) != Some(&true) =>
+            {
                 let edits = edits_for(views, index, options.tool_prune_char_threshold);
                 pruned += edits.len();
                 Step::Keep { index, edits }
@@ -329,6 +339,12 @@ fn prune(
         })
         .collect();
     (steps, pruned)
+}
+
+/// Whether the layout's middle (head to tail) leaves out anything but what is
+/// `carried` and UI-only notices.
+fn elided(views: &[Message<'_>], w: &Window, carried: &[usize]) -> bool {
+    (w.head_end..w.tail_start).any(|i| !carried.contains(&i) && views[i].role != Role::Notice)
 }
 
 /// The marker: the count line of SPEC §6 (with the totals of any earlier marker

@@ -45,7 +45,7 @@ pub(crate) fn step(
     // Laid out with room for a summary between head and tail (the prompt asks for
     // about 800 tokens; a longer one may still make the texts give way).
     let build =
-        |l: &Layout, middle: Synthetic| shape.splice(l, middle, replaced, &shape.carried(l));
+        |l: &Layout, middle: Synthetic| shape.splice(l, Some(middle), replaced, &shape.carried(l));
     let (smallest, fits) = layout(views, w, shape.newest, target, |l| {
         let placeholder = Synthetic::Summary(String::new());
         plan_tokens(&build(l, placeholder).plan, views, counter)
