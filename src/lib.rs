@@ -364,9 +364,10 @@ fn finish<'a, N: Node<'a>>(
             }
         };
     }
-    // Only a requested recency_preserving refuses a result that is no smaller: an
-    // LLM mode that fell back has already spent its call and must not end in a refusal.
-    if o.mode == Mode::RecencyPreserving && tokens_after >= tokens_before {
+    // A recency_preserving result that is no smaller is refused, unless an LLM
+    // mode fell back to it after its call: that call is spent, and must not end
+    // in a refusal.
+    if done.mode == Mode::RecencyPreserving && replies.is_empty() && tokens_after >= tokens_before {
         let pins = !o.pin.is_empty() || !o.pin_roles.is_empty();
         return Err(Error::new(
             ErrorKind::TooSmallToCompact,

@@ -842,3 +842,45 @@ fn corpus_sessions_compact_in_every_format_with_both_llm_modes() {
         }
     }
 }
+
+/// Pins over the whole middle leave a structured compaction nothing to
+/// summarize: no call, the offline result, and a fallback that says why.
+#[test]
+fn structured_with_the_whole_middle_pinned_makes_no_call() {
+    let mut h = vec![json!({"role": "system", "content": "sys"})];
+    for k in 0..8 {
+        h.push(json!({"role": "user", "content": format!("q{k} {}", "word ".repeat(200))}));
+        h.push(json!({"role": "assistant", "content": format!("a{k} {}", "word ".repeat(200))}));
+    }
+    let input = Value::Array(h.clone());
+    let pin: Vec<usize> = (3..h.len() - 2).collect();
+    let mut fell_back = 0;
+    for window in [2000, 2400, 2800, 3000, 3200, 4000] {
+        let mut script = Script::new([ok(&template("the goal"))]);
+        let options =
+            json!({"mode": "structured", "contextWindow": window, "protectTailMin": 2, "pin": pin});
+        let r = run(&input, options.clone(), &mut script);
+        assert!(
+            script.seen.is_empty(),
+            "{window}: no summary of nothing was asked for"
+        );
+        let offline = compact(
+            &input,
+            &config(
+                json!({"mode": "recency_preserving", "contextWindow": window, "protectTailMin": 2, "pin": pin}),
+            ),
+        );
+        match (r, offline) {
+            (Ok(r), Ok(o)) => {
+                fell_back += 1;
+                let f = r.notice.fallback.as_ref().expect("a fallback");
+                assert_eq!(f.code, "NOTHING_TO_SUMMARIZE");
+                assert_eq!(r.messages, o.messages, "{window}: the offline result");
+                assert!(r.messages.len() <= h.len(), "{window}: never longer");
+            }
+            (Err(a), Err(b)) => assert_eq!(a.kind(), b.kind(), "{window}"),
+            (a, b) => panic!("{window}: {a:?} vs {b:?}"),
+        }
+    }
+    assert!(fell_back > 0, "some window laid the pins out as the middle");
+}

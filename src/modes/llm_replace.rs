@@ -35,7 +35,7 @@ pub(crate) fn step(
             if replaced.is_some() {
                 "nothing was added since the last summary: there is nothing new to summarize"
             } else {
-                "the history holds only system messages: there is nothing to summarize"
+                "the history holds only system messages (and pinned ones, which stay as they are): there is nothing to summarize"
             },
         ));
     }

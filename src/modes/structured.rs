@@ -3,7 +3,7 @@
 
 use crate::error::Result;
 use crate::formats::ResultsPlacement;
-use crate::message::Message;
+use crate::message::{Message, Role};
 use crate::modes::recency::{self, Shape};
 use crate::notice::Fallback;
 use crate::options::{Mode, Options};
@@ -64,6 +64,20 @@ pub(crate) fn step(
     let picked: Vec<usize> = (layout.w.head_end..layout.w.tail_start)
         .filter(|&i| Some(i) != replaced && !shape.stays(i, &layout))
         .collect();
+    // Pins may hold everything between head and tail: with no earlier summary
+    // to fold in either, there is nothing to summarize and no call to make.
+    if replaced.is_none() && picked.iter().all(|&i| views[i].role == Role::Notice) {
+        return Ok(Turn::Done(Done {
+            outcome: recency::plan(views, options, placement, counter, fixed)?,
+            mode: Mode::RecencyPreserving,
+            fallback: Some(Fallback {
+                from: Mode::Structured,
+                code: "NOTHING_TO_SUMMARIZE",
+                reason: "pinned messages hold everything between head and tail: there is nothing to summarize".into(),
+            }),
+            request_tokens: 0,
+        }));
+    }
     let answer = match replies.last() {
         Some(Reply::Summary { text, .. }) => Some(text.trim()),
         _ => None,

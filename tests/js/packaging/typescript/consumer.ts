@@ -84,7 +84,7 @@ const plain: Summarizer = () => "## Goal\n(none)";
 const viaStream: Summarizer = () => new ReadableStream<string>({ start(c) { c.enqueue("x"); c.close(); } });
 async function llmUse(signal: AbortSignal): Promise<OpenAIMessage[]> {
   const r = await compact(history, { mode: "structured", summarize, signal, timeoutMs: 30000, summaryModel: "gpt-4o-mini", maxSummaryTokens: 1000 });
-  const fallback: "LLM_FAILED" | "TIMEOUT" | "EMPTY_SUMMARY" | "QUALITY_CHECK" | undefined = r.notice.fallback?.code;
+  const fallback: "LLM_FAILED" | "TIMEOUT" | "EMPTY_SUMMARY" | "QUALITY_CHECK" | "NOTHING_TO_SUMMARIZE" | undefined = r.notice.fallback?.code;
   const estimated: true | undefined = r.notice.usageEstimated;
   void fallback;
   void estimated;
