@@ -141,6 +141,9 @@ pub(crate) struct Message<'a> {
     pub role: Role,
     /// Text parts in order (string content or text blocks).
     pub texts: Vec<&'a str>,
+    /// Which of `texts` travel with a provider's signature (a Gemini
+    /// `thoughtSignature` on the part): sent back exactly as they are, never cut.
+    pub sealed_texts: Vec<usize>,
     /// Reasoning / thinking text that is sent back to the model but is not part
     /// of the conversation's visible text (counts tokens, never summarized).
     pub reasoning: Vec<&'a str>,
@@ -181,6 +184,7 @@ impl<'a> Message<'a> {
         Message {
             role,
             texts: Vec::new(),
+            sealed_texts: Vec::new(),
             reasoning: Vec::new(),
             images: 0,
             image_sizes: Vec::new(),

@@ -439,3 +439,51 @@ fn openai_file_parts_are_openai_not_ai_sdk() {
     let detected = validate(&request, &ValidateOptions::default()).unwrap();
     assert_eq!(detected.format, chat_compaction::Format::Openai);
 }
+
+/// A Gemini text part with a `thoughtSignature` goes back exactly as it is, so
+/// fitting never plans to cut it: no `TEXTS_SHORTENED` for a cut that could not
+/// happen, and the unsigned texts give way instead.
+#[test]
+fn signed_gemini_texts_are_never_planned_as_cuts() {
+    let long = |tag: &str| format!("{tag} {}", "the plan goes on and on ".repeat(300));
+    let contents = json!([
+        {"role": "user", "parts": [{"text": long("first question")}]},
+        {"role": "model", "parts": [{"text": long("signed answer"), "thoughtSignature": "c2lnbmF0dXJl"}]},
+        {"role": "user", "parts": [{"text": long("second question")}]},
+        {"role": "model", "parts": [{"text": long("plain answer")}]},
+        {"role": "user", "parts": [{"text": "so?"}]}
+    ]);
+    let mut cut_seen = false;
+    for window in [2_000, 3_000, 4_000, 5_000, 6_000, 8_000] {
+        let config = options::from_json(
+            &json!({"mode": "recency_preserving", "contextWindow": window, "protectTailMin": 4}),
+        )
+        .unwrap();
+        let Ok(r) = compact(&contents, &config) else {
+            continue;
+        };
+        let signed = &contents[1]["parts"][0];
+        for m in &r.messages {
+            for p in m["parts"].as_array().into_iter().flatten() {
+                if p.get("thoughtSignature").is_some() {
+                    assert_eq!(p, signed, "{window}: the signed part as it was");
+                }
+            }
+        }
+        if r.warnings.iter().any(|w| w.code == "TEXTS_SHORTENED") {
+            cut_seen = true;
+            let text = serde_json::to_string(&r.messages).unwrap();
+            assert!(text.contains('…'), "{window}: a cut that happened");
+        }
+        let tokens = estimate_tokens(&Value::Array(r.messages.clone()), &config).unwrap();
+        assert_eq!(
+            r.notice.fits,
+            tokens <= config.options.trigger_tokens(),
+            "{window}: fits says what the result is"
+        );
+        // Cutting the unsigned texts gets there (a plan that counted on cutting
+        // the signed one did not).
+        assert!(r.notice.fits, "{window}: {:?}", r.warnings);
+    }
+    assert!(cut_seen, "some window cut the unsigned texts");
+}

@@ -90,6 +90,9 @@ pub(super) fn read<'a, N: Node<'a>>(obj: N, i: usize) -> Result<Message<'a>> {
             if part.get("thought").and_then(Node::as_bool) == Some(true) {
                 msg.reasoning.push(text);
             } else {
+                if part.get("thoughtSignature").is_some() {
+                    msg.sealed_texts.push(msg.texts.len());
+                }
                 msg.texts.push(text);
             }
         } else if part.get("inlineData").is_some() || part.get("fileData").is_some() {

@@ -211,8 +211,11 @@ fn entry_of<'a>(
     let mut pieces: Vec<Piece> = Vec::new();
     let mut kept = Vec::new();
     if !frozen {
+        // A signed text goes back as it is (the adapter would not apply a cut).
         for (k, t) in m.texts.iter().enumerate() {
-            pieces.push(piece(Target::Text(k), Cow::Borrowed(*t), false, counter));
+            if !m.sealed_texts.contains(&k) {
+                pieces.push(piece(Target::Text(k), Cow::Borrowed(*t), false, counter));
+            }
         }
         for (k, r) in m.results.iter().enumerate() {
             pieces.push(piece(Target::Output(k), r.text.clone(), false, counter));
