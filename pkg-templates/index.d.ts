@@ -492,7 +492,9 @@ export interface SummarizerUsage {
  * `messages` is ready to send to the API your history is in: OpenAI and Moltis
  * histories get OpenAI Chat messages with the system message first; Anthropic
  * histories get Messages-API messages (tool_use/tool_result still paired) with
- * `system` kept apart. The last message is the final instruction.
+ * `system` kept apart. The last message is the final instruction (where turns
+ * are merged, as for Anthropic and Gemini by default or with `alternation:
+ * "merge"`, it is appended to a user message right before it).
  */
 export interface SummarizerRequest {
   /** The mode asking. */
@@ -501,7 +503,7 @@ export interface SummarizerRequest {
   system: string;
   /** The conversation to summarize, role-separated, then the instruction. */
   messages: Message[];
-  /** The final user instruction (the last of `messages`). */
+  /** The final user instruction (the last of `messages`, or the end of it). */
   instruction: string;
   /** The newest earlier summary, when re-compacting (also quoted in `instruction`). */
   previousSummary?: string;

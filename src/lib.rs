@@ -311,7 +311,13 @@ pub(crate) fn step<'a, N: Node<'a>>(
     };
     match turn {
         Turn::Ask(ask) => Ok(summarizer::Next::Summarize(SummaryRequest {
-            messages: doc.render_request(views, &ask.input.plan, ask.system, &ask.instruction),
+            messages: doc.render_request(
+                views,
+                &ask.input.plan,
+                ask.system,
+                &ask.instruction,
+                o.merges_turns(doc.format),
+            ),
             mode: ask.mode,
             system: ask.system.to_string(),
             instruction: ask.instruction,

@@ -884,3 +884,52 @@ fn structured_with_the_whole_middle_pinned_makes_no_call() {
     }
     assert!(fell_back > 0, "some window laid the pins out as the middle");
 }
+
+/// The summarizer's request alternates as the compacted history does: for
+/// Anthropic (merged by default) the instruction joins the user message of tool
+/// results before it; `alternation: "keep"` leaves it a message of its own.
+#[test]
+fn the_summary_request_alternates_like_the_history() {
+    let mut h = Vec::new();
+    for k in 0..12 {
+        h.push(
+            json!({"role": "user", "content": format!("step {k}: {}", "do the thing ".repeat(40))}),
+        );
+        h.push(json!({"role": "assistant", "content": [{"type": "tool_use", "id": format!("t{k}"), "name": "read", "input": {"path": format!("src/f{k}.rs")}}]}));
+        h.push(json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": format!("t{k}"), "content": "ok ".repeat(80)}]}));
+        h.push(json!({"role": "assistant", "content": format!("done {k}")}));
+    }
+    // The newest round is still running: the history ends with its results.
+    h.pop();
+    let input = Value::Array(h);
+    let roles = |messages: &[Value]| -> Vec<String> {
+        messages
+            .iter()
+            .map(|m| m["role"].as_str().unwrap_or("").to_string())
+            .collect()
+    };
+    for (alternation, merged) in [(None, true), (Some("keep"), false), (Some("merge"), true)] {
+        let mut options = json!({"mode": "llm_replace", "contextWindow": 2000});
+        if let Some(a) = alternation {
+            options["alternation"] = json!(a);
+        }
+        let mut script = Script::new([ok("the summary")]);
+        run(&input, options, &mut script).unwrap();
+        let sent = &script.seen[0].messages;
+        let r = roles(sent);
+        let repeated = r.windows(2).any(|w| w[0] == w[1]);
+        assert_eq!(!repeated, merged, "{alternation:?}: {r:?}");
+        let last = sent.last().unwrap();
+        let text = serde_json::to_string(last).unwrap();
+        assert!(
+            text.contains(&script.seen[0].instruction[..40]),
+            "{alternation:?}: the instruction closes the request"
+        );
+        if merged {
+            assert_eq!(
+                last["content"][0]["type"], "tool_result",
+                "results stay first"
+            );
+        }
+    }
+}

@@ -645,21 +645,30 @@ impl<'a, N: Node<'a>> Document<'a, N> {
     /// Renders a summarizer's input `plan` as a request for the input's provider:
     /// the OpenAI-like formats open with the `system` message (Anthropic keeps it
     /// apart), Moltis messages become plain OpenAI messages, and the final
-    /// `instruction` closes it.
+    /// `instruction` closes it (`merge`: joined to a user message right before it).
     pub(crate) fn render_request(
         &self,
         views: &[Message<'_>],
         plan: &Plan,
         system: &str,
         instruction: &str,
+        merge: bool,
     ) -> Vec<OutputMessage> {
-        let mut out = Vec::with_capacity(plan.len() + 2);
+        let mut plan = plan.clone();
+        plan.push(Step::Insert(Synthetic::Note(instruction.to_string())));
+        let mut body = self.render(views, &plan, &Stamp::default());
+        // As the compacted history does: strict backends want turns to alternate,
+        // so the instruction joins a user message right before it.
+        if merge {
+            body = self.merge_turns(&plan, body, &[]);
+        }
+        let mut out = Vec::with_capacity(body.len() + 1);
         if !self.format.system_apart() {
             out.push(OutputMessage::New(Value::Object(
                 self.text_message("system", system),
             )));
         }
-        for o in self.render(views, plan, &Stamp::default()) {
+        for o in body {
             out.push(match (self.format, o) {
                 (Format::Moltis, OutputMessage::Kept(i)) => {
                     OutputMessage::New(moltis::as_openai(self.messages[i].to_value()))
@@ -668,9 +677,6 @@ impl<'a, N: Node<'a>> Document<'a, N> {
                 (_, o) => o,
             });
         }
-        out.push(OutputMessage::New(Value::Object(
-            self.text_message("user", instruction),
-        )));
         out
     }
 
