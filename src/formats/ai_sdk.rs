@@ -8,7 +8,7 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
-use super::{drop_results, expect_object, json_text, req_str, role_named, unique_call};
+use super::{drop_results, expect_object, json_text, nth_part, req_str, role_named, unique_call};
 use crate::error::{Error, Result};
 use crate::json::{Kind, Node};
 use crate::message::{Args, Call, Message, Role, ToolOutput};
@@ -145,14 +145,11 @@ fn content_parts<'a, N: Node<'a>>(part: N) -> Option<N> {
         .and_then(|o| o.get("value"))
 }
 
-fn parts_of<'p>(
-    parts: &'p mut [Value],
-    kind: &'p str,
-) -> impl Iterator<Item = &'p mut Map<String, Value>> {
-    parts
-        .iter_mut()
-        .filter(move |p| p.get("type").and_then(Value::as_str) == Some(kind))
-        .filter_map(Value::as_object_mut)
+/// The `n`-th part of type `kind`.
+fn nth_of<'p>(parts: &'p mut [Value], kind: &str, n: usize) -> Option<&'p mut Map<String, Value>> {
+    nth_part(parts, n, |p| {
+        p.get("type").and_then(Value::as_str) == Some(kind)
+    })
 }
 
 /// Applies the edits of a kept message to a copy of it.
@@ -171,7 +168,7 @@ pub(super) fn apply(obj: &mut Map<String, Value>, edits: &[Edit]) {
     for e in edits {
         match e {
             Edit::ReplaceOutput { result, text } => {
-                if let Some(p) = parts_of(parts, "tool-result").nth(*result) {
+                if let Some(p) = nth_of(parts, "tool-result", *result) {
                     if p.contains_key("output") {
                         let mut o = Map::new();
                         o.insert("type".into(), "text".into());
@@ -183,12 +180,12 @@ pub(super) fn apply(obj: &mut Map<String, Value>, edits: &[Edit]) {
                 }
             }
             Edit::ReplaceText { part, text } => {
-                if let Some(p) = parts_of(parts, "text").nth(*part) {
+                if let Some(p) = nth_of(parts, "text", *part) {
                     p.insert("text".into(), text.clone().into());
                 }
             }
             Edit::ShortenArgs { call, args } => {
-                if let Some(p) = parts_of(parts, "tool-call").nth(*call) {
+                if let Some(p) = nth_of(parts, "tool-call", *call) {
                     let key = if p.contains_key("args") {
                         "args"
                     } else {

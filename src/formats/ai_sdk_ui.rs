@@ -11,7 +11,7 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
-use super::{array_at, expect_object, json_text, req_str, role_named, unique_call};
+use super::{array_at, expect_object, json_text, nth_part, req_str, role_named, unique_call};
 use crate::error::Result;
 use crate::json::Node;
 use crate::message::{Args, Call, Message, Role, ToolOutput};
@@ -103,12 +103,7 @@ pub(super) fn apply(obj: &mut Map<String, Value>, edits: &[Edit]) {
     for e in edits {
         match e {
             Edit::ReplaceOutput { result, text } => {
-                if let Some(p) = parts
-                    .iter_mut()
-                    .filter(|p| is_tool_part(p) && has_output(p))
-                    .nth(*result)
-                    .and_then(Value::as_object_mut)
-                {
+                if let Some(p) = nth_part(parts, *result, |p| is_tool_part(p) && has_output(p)) {
                     let key = match p.get("state").and_then(Value::as_str) {
                         Some("output-error") => "errorText",
                         _ => "output",
@@ -117,22 +112,14 @@ pub(super) fn apply(obj: &mut Map<String, Value>, edits: &[Edit]) {
                 }
             }
             Edit::ReplaceText { part, text } => {
-                if let Some(p) = parts
-                    .iter_mut()
-                    .filter(|p| p.get("type").and_then(Value::as_str) == Some("text"))
-                    .nth(*part)
-                    .and_then(Value::as_object_mut)
-                {
+                if let Some(p) = nth_part(parts, *part, |p| {
+                    p.get("type").and_then(Value::as_str) == Some("text")
+                }) {
                     p.insert("text".into(), text.clone().into());
                 }
             }
             Edit::ShortenArgs { call, args } => {
-                if let Some(p) = parts
-                    .iter_mut()
-                    .filter(|p| is_tool_part(p))
-                    .nth(*call)
-                    .and_then(Value::as_object_mut)
-                {
+                if let Some(p) = nth_part(parts, *call, is_tool_part) {
                     p.insert("input".into(), args.clone());
                 }
             }

@@ -10,7 +10,9 @@ use std::collections::{HashMap, HashSet};
 
 use serde_json::{Map, Value};
 
-use super::{array_at, drop_results, expect_object, opt_str, req_str, role_named, unique_call};
+use super::{
+    array_at, drop_results, expect_object, nth_part, opt_str, req_str, role_named, unique_call,
+};
 use crate::error::{Error, Result};
 use crate::json::Node;
 use crate::message::{Args, Call, Message, Role, ToolOutput};
@@ -107,16 +109,6 @@ pub(super) fn read<'a, N: Node<'a>>(obj: N, i: usize) -> Result<Message<'a>> {
     Ok(msg)
 }
 
-fn parts_with<'p>(
-    parts: &'p mut [Value],
-    key: &'p str,
-) -> impl Iterator<Item = &'p mut Map<String, Value>> {
-    parts
-        .iter_mut()
-        .filter(move |p| p.get(key).is_some())
-        .filter_map(Value::as_object_mut)
-}
-
 fn is_text(p: &Value) -> bool {
     p.get("text").is_some() && p.get("thought").and_then(Value::as_bool) != Some(true)
 }
@@ -129,8 +121,7 @@ pub(super) fn apply(obj: &mut Map<String, Value>, edits: &[Edit]) {
     for e in edits {
         match e {
             Edit::ReplaceOutput { result, text } => {
-                if let Some(r) = parts_with(parts, "functionResponse")
-                    .nth(*result)
+                if let Some(r) = nth_part(parts, *result, |p| p.get("functionResponse").is_some())
                     .and_then(|p| p.get_mut("functionResponse"))
                     .and_then(Value::as_object_mut)
                 {
@@ -138,11 +129,7 @@ pub(super) fn apply(obj: &mut Map<String, Value>, edits: &[Edit]) {
                 }
             }
             Edit::ReplaceText { part, text } => {
-                if let Some(p) = parts
-                    .iter_mut()
-                    .filter(|p| is_text(p))
-                    .nth(*part)
-                    .and_then(Value::as_object_mut)
+                if let Some(p) = nth_part(parts, *part, is_text)
                     // a signed part goes back as it is
                     .filter(|p| !p.contains_key("thoughtSignature"))
                 {
@@ -150,8 +137,7 @@ pub(super) fn apply(obj: &mut Map<String, Value>, edits: &[Edit]) {
                 }
             }
             Edit::ShortenArgs { call, args } => {
-                if let Some(c) = parts_with(parts, "functionCall")
-                    .nth(*call)
+                if let Some(c) = nth_part(parts, *call, |p| p.get("functionCall").is_some())
                     .and_then(|p| p.get_mut("functionCall"))
                     .and_then(Value::as_object_mut)
                 {

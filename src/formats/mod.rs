@@ -146,6 +146,20 @@ pub(crate) struct Stamp {
     pub random: Option<u64>,
 }
 
+/// The `n`-th of `parts` that `is` picks, as an object: edits address a part by
+/// its number among the parts of one kind, as the adapter read them.
+fn nth_part(
+    parts: &mut [Value],
+    n: usize,
+    is: impl Fn(&Value) -> bool,
+) -> Option<&mut Map<String, Value>> {
+    parts
+        .iter_mut()
+        .filter(|p| is(p))
+        .nth(n)
+        .and_then(Value::as_object_mut)
+}
+
 /// The JSON type name of `v`, for error messages.
 pub(crate) fn type_name(v: &Value) -> &'static str {
     v.kind().name()

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
-use super::{expect_object, opt_str, req_str, role_named, unique_call};
+use super::{expect_object, nth_part, opt_str, req_str, role_named, unique_call};
 use crate::error::{Error, Result};
 use crate::json::{Kind, Node};
 use crate::message::{Args, Call, Message, Role, ToolOutput};
@@ -165,12 +165,9 @@ pub(super) fn edit(obj: &mut Map<String, Value>, edit: &Edit) {
         Edit::ReplaceText { part, text } => match obj.get_mut("content") {
             Some(Value::String(s)) if *part == 0 => *s = text.clone(),
             Some(Value::Array(parts)) => {
-                if let Some(p) = parts
-                    .iter_mut()
-                    .filter(|p| is_text_part(p.get("type").and_then(Value::as_str)))
-                    .nth(*part)
-                    .and_then(Value::as_object_mut)
-                {
+                if let Some(p) = nth_part(parts, *part, |p| {
+                    is_text_part(p.get("type").and_then(Value::as_str))
+                }) {
                     p.insert("text".into(), Value::String(text.clone()));
                 }
             }
