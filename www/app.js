@@ -367,11 +367,12 @@ export function start(api, { extraSamples = [] } = {}) {
     const status = $("toml-status");
     const text = $("toml").value;
     try {
-      const { options, warnings } = api.parseConfig(text);
+      const { options, warnings, contextWindowGiven } = api.parseConfig(text);
       const next = { ...DEFAULTS, ...options, pinRoles: options.pinRoles ?? [] };
-      // The effective options always carry a window; keep the field blank unless the table sets one.
-      if (!/^\s*context_window\s*=/m.test(text)) next.contextWindow = "";
-      if (!/^\s*format\s*=/m.test(text)) next.format = "auto";
+      // The effective options always carry a window; keep the field blank unless
+      // the config sets one (however it is written), so a request's model still picks it.
+      if (!contextWindowGiven) next.contextWindow = "";
+      next.format = options.format ?? "auto";
       if (!next.alternation) next.alternation = "auto";
       if (!next.summaryModel) next.summaryModel = "";
       setOptions(next);
