@@ -624,12 +624,18 @@ function withPins(opts, options, messages) {
   const pin = options?.pin;
   if (typeof pin !== "function" || !Array.isArray(messages)) return opts;
   const picked = [];
+  // The encoded history still lies in the scratch buffers: a call the pin
+  // function makes must encode into buffers of its own (as from a getter).
+  const outer = encoding;
+  encoding = true;
   try {
     messages.forEach((m, i) => {
       if (pin(m, i)) picked.push(i);
     });
   } catch (cause) {
     throw new CompactionError("INVALID_CONFIG", `pin: the function threw: ${cause?.message ?? String(cause)}`, { cause });
+  } finally {
+    encoding = outer;
   }
   return JSON.stringify({ ...(opts ? JSON.parse(opts) : {}), pin: picked });
 }

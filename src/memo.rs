@@ -4,12 +4,12 @@
 //! back, so a call estimates only the messages that are new or changed, and a
 //! meter reads nothing else at all.
 //!
-//! A record is `[facts, reported + 1, tokens, tokens of result 0, result 1, …]`.
+//! A record is `[facts, reported, tokens, tokens of result 0, result 1, …]`.
 //! `facts` packs, low bits first: the format the message was read as (3 bits,
 //! its place in `FORMATS`: the same object reads differently as another
 //! format), whether a stub may stand for it (1), its format [`Evidence`]
 //! (signals 6, marker 3) and what the meter needs of its view (role 3, boundary
-//! 1). `known` holds one entry per message in input order: its length, then the
+//! 1, whether `reported` holds provider-reported usage 1). `known` holds one entry per message in input order: its length, then the
 //! record (length 0: not known). Records of the messages read in this call are
 //! noted in `fresh` as `[index, length, record…]`, for the JS layer to keep.
 //!
@@ -40,6 +40,7 @@ const SIGNALS: (u32, u32) = (4, 6);
 const MARKER: (u32, u32) = (10, 3);
 const ROLE: (u32, u32) = (13, 3);
 const BOUNDARY: (u32, u32) = (16, 1);
+const REPORTED_GIVEN: (u32, u32) = (17, 1);
 
 /// Field `(at, width)` of a record's `facts`.
 fn field(facts: f64, (at, width): (u32, u32)) -> u32 {
@@ -165,7 +166,7 @@ impl<'k> Memo<'k> {
                     format: field(r[FACTS], FORMAT),
                     role: *ROLES.get(field(r[FACTS], ROLE) as usize)?,
                     boundary: field(r[FACTS], BOUNDARY) == 1,
-                    reported: (r[REPORTED] >= 1.0).then(|| r[REPORTED] as u64 - 1),
+                    reported: (field(r[FACTS], REPORTED_GIVEN) == 1).then(|| r[REPORTED] as u64),
                     tokens: r[TOKENS] as u64,
                 })
             });
@@ -217,6 +218,7 @@ impl<'k> Memo<'k> {
                         (u32::from(evidence.marker), MARKER),
                         (role as u32, ROLE),
                         (u32::from(v.boundary), BOUNDARY),
+                        (u32::from(v.reported_input_tokens.is_some()), REPORTED_GIVEN),
                     ]
                     .iter()
                     .fold(0, |acc, (value, (at, _))| acc | value << at);
@@ -225,7 +227,8 @@ impl<'k> Memo<'k> {
                         i as f64,
                         (HEADER + v.results.len()) as f64,
                         f64::from(facts),
-                        v.reported_input_tokens.map_or(0.0, |t| t as f64 + 1.0),
+                        // read from a JS number: exact as an f64
+                        v.reported_input_tokens.map_or(0.0, |t| t as f64),
                         v.tokens as f64,
                     ]);
                     fresh.extend(v.results.iter().map(|r| r.tokens as f64));

@@ -17,8 +17,8 @@ pub struct Fallback {
     /// The mode that was asked for.
     pub from: Mode,
     /// Which failure: `LLM_FAILED` (threw, rejected, returned no text), `TIMEOUT`,
-    /// `EMPTY_SUMMARY` or `QUALITY_CHECK`; or `NOTHING_TO_SUMMARIZE` (pinned
-    /// messages hold everything between head and tail: no call was made).
+    /// `EMPTY_SUMMARY` or `QUALITY_CHECK`; or `NOTHING_TO_SUMMARIZE` (only
+    /// pinned messages or UI notices lie between head and tail: no call was made).
     pub code: &'static str,
     /// What went wrong, in words.
     pub reason: String,

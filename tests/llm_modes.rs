@@ -933,3 +933,46 @@ fn the_summary_request_alternates_like_the_history() {
         }
     }
 }
+
+/// Only UI notices between head and tail, nothing pinned: no call either, and
+/// nothing outside that middle is left out (the fallback keeps the layout).
+#[test]
+fn structured_with_only_notices_in_the_middle_drops_nothing_else() {
+    let big = |s: &str| format!("{s}{}", " lorem ipsum dolor".repeat(200));
+    let h = vec![
+        json!({"role": "system", "content": "sys"}),
+        json!({"role": "user", "content": big("u0")}),
+        json!({"role": "assistant", "content": big("a0")}),
+        json!({"role": "notice", "content": "ui note 1"}),
+        json!({"role": "notice", "content": "ui note 2"}),
+        json!({"role": "user", "content": big("u1")}),
+        json!({"role": "assistant", "content": big("a1")}),
+        json!({"role": "user", "content": "last?"}),
+    ];
+    let input = Value::Array(h.clone());
+    let mut answered = 0;
+    for window in [1500, 3000, 6000] {
+        let mut script = Script::new([ok(&template("the goal"))]);
+        let r = run(
+            &input,
+            json!({"mode": "structured", "contextWindow": window}),
+            &mut script,
+        );
+        assert!(script.seen.is_empty(), "{window}: no call");
+        let Ok(r) = r else { continue };
+        answered += 1;
+        assert_eq!(
+            r.notice.fallback.as_ref().map(|f| f.code),
+            Some("NOTHING_TO_SUMMARIZE")
+        );
+        let text = serde_json::to_string(&r.messages).unwrap();
+        for tag in ["\"u1 lorem", "\"a1 lorem", "last?"] {
+            assert!(
+                text.contains(tag),
+                "{window}: {tag} kept (perhaps cut, never left out)"
+            );
+        }
+        assert!(!text.contains("elided"), "{window}: no marker");
+    }
+    assert!(answered > 0, "some window gave a result");
+}

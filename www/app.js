@@ -56,7 +56,7 @@ const FALLBACK_WORDS = {
   TIMEOUT: "the summary took longer than the time limit",
   EMPTY_SUMMARY: "the model returned an empty summary",
   QUALITY_CHECK: "the summary failed the quality check twice",
-  NOTHING_TO_SUMMARIZE: "pinned messages hold everything between head and tail",
+  NOTHING_TO_SUMMARIZE: "only pinned messages or UI notices lie between head and tail",
 };
 const KIND_WORDS = { kept: "kept", pruned: "pruned", stub: "stub", marker: "marker", summary: "summary", edited: "edited", shortened: "shortened" };
 

@@ -64,16 +64,19 @@ pub(crate) fn step(
     let picked: Vec<usize> = (layout.w.head_end..layout.w.tail_start)
         .filter(|&i| Some(i) != replaced && !shape.stays(i, &layout))
         .collect();
-    // Pins may hold everything between head and tail: with no earlier summary
-    // to fold in either, there is nothing to summarize and no call to make.
+    // Pins (or UI-only notices) may hold everything between head and tail:
+    // with no earlier summary to fold in either, there is nothing to summarize
+    // and no call to make. The same layout, without a summary.
     if replaced.is_none() && picked.iter().all(|&i| views[i].role == Role::Notice) {
+        let mut outcome = shape.splice(&layout, None, replaced, &shape.carried(&layout));
+        outcome.fit(&shape, layout, target, counter);
         return Ok(Turn::Done(Done {
-            outcome: recency::plan(views, options, placement, counter, fixed)?,
+            outcome,
             mode: Mode::RecencyPreserving,
             fallback: Some(Fallback {
                 from: Mode::Structured,
                 code: "NOTHING_TO_SUMMARIZE",
-                reason: "pinned messages hold everything between head and tail: there is nothing to summarize".into(),
+                reason: "only pinned messages or UI notices lie between head and tail: there is nothing to summarize".into(),
             }),
             request_tokens: 0,
         }));

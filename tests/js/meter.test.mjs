@@ -396,3 +396,29 @@ test("cached segments copied in runs: any order, gaps, repeats and mixes of call
   holed[5] = undefined;
   assert.throws(() => compactSync(holed, options), (e) => e.code === "INVALID_INPUT" && /messages\[5\]/.test(e.message));
 });
+
+test("provider usage above 2^53 reads the same from a stub as in full", () => {
+  for (const reported of [2 ** 53, 2 ** 53 + 2, 2 ** 60 + 2 ** 9, 1e17]) {
+    const h = [{ role: "user", content: "x" }, { role: "assistant", content: "y", inputTokens: reported }, { role: "user", content: "z" }];
+    measure(h);
+    assert.deepEqual(measure(h), uncached(h), String(reported));
+  }
+});
+
+test("a pin function that calls the library leaves the outer call's encoding intact", () => {
+  const h = [{ role: "system", content: "sys" }];
+  for (let i = 0; i < 10; i++) h.push({ role: "user", content: `q${i} ${"word ".repeat(30)}` }, { role: "assistant", content: `a${i} ${"ans ".repeat(20)}` });
+  const options = { mode: "recency_preserving", contextWindow: 600 };
+  const plain = compactSync(h, { ...options, cache: false });
+  let reentered = 0;
+  const pin = (m, i) => {
+    if (i === 0) {
+      reentered++;
+      estimateTokens([{ role: "user", content: "tiny" }], { cache: false });
+      measure(h);
+    }
+    return false;
+  };
+  for (const cache of [false, true]) assert.deepEqual(compactSync(h, { ...options, pin, cache }).messages, plain.messages, `cache ${cache}`);
+  assert.equal(reentered, 2);
+});
