@@ -31,12 +31,21 @@ const clone = (h) => h.map((m) => structuredClone(m));
 let turn = 0;
 const nextMessage = () => ({ role: "user", content: `And another thing (${turn++}): check src/extra.rs too.` });
 
-/** Cold and warm medians of `f(history)` on an n-message history. */
-async function coldWarm(n, f) {
+/** Deep-freezes `v`, as Immer and Redux Toolkit leave state. */
+const deepFreeze = (v) => {
+  if (v !== null && typeof v === "object") {
+    Object.values(v).forEach(deepFreeze);
+    Object.freeze(v);
+  }
+  return v;
+};
+
+/** Cold and warm medians of `f(history)` on an n-message history (`prepare`: applied to each fresh copy). */
+async function coldWarm(n, f, prepare = (h) => h) {
   const base = syntheticAgentHistory(n);
-  const cold = await median(RUNS, () => clone(base), f);
+  const cold = await median(RUNS, () => prepare(clone(base)), f);
   // Warm: the same objects, one message appended since the last call.
-  const growing = clone(base);
+  const growing = prepare(clone(base));
   f(growing);
   const warm = await median(RUNS, () => (growing.push(nextMessage()), growing), f);
   return { cold, warm };
@@ -72,6 +81,14 @@ const trim = (msgs) => trimMessages(msgs, { maxTokens: Math.round(WINDOW * 0.95)
 const lcMs = await median(RUNS, () => lc, trim);
 const kept = (await trim(lc)).length;
 console.log(`${"LangChain trimMessages (chars/4)".padEnd(36)} ${fmt(lcMs)} ${"(no cache)".padStart(19)}   keeps ${kept} of ${lc.length}`);
+
+// An app that keeps its state frozen: a frozen message is taken from the cache
+// without a fingerprint.
+console.log("\ndeeply frozen messages (Immer, Redux Toolkit, Object.freeze):");
+for (const [name, f] of Object.entries(calls)) {
+  const { cold, warm } = await coldWarm(2000, f, (h) => h.map(deepFreeze));
+  console.log(`${`chat-compaction ${name}`.padEnd(36)} ${fmt(cold)} ${fmt(warm).padStart(19)}`);
+}
 
 const ours = cc.compactSync(history, { mode: "recency_preserving", contextWindow: WINDOW });
 console.log(`(recency_preserving keeps ${ours.messages.length} of ${history.length}: head, marker, tail; ${ours.notice.tokensAfter} estimated tokens)`);

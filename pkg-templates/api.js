@@ -127,6 +127,26 @@ function invalid(message) {
 const skipped = (item) => item === undefined || typeof item === "function" || typeof item === "symbol";
 
 /**
+ * Whether everything of the message being written so far is frozen plain data:
+ * frozen objects and arrays whose properties are values (no getters), no
+ * `toJSON`. Such a message can never change (freezing cannot be undone, and
+ * strings are immutable), so later calls take it from the cache without a
+ * fingerprint — what an app that keeps its state frozen (Immer, Redux Toolkit,
+ * `Object.freeze`) saves on every call. Checked while the message is written.
+ */
+let frozen = true;
+
+/** Whether `v` is frozen with value properties only (`keys`: its own keys that are written). */
+function frozenData(v, keys) {
+  if (!Object.isFrozen(v)) return false;
+  for (const k of keys) {
+    const d = Object.getOwnPropertyDescriptor(v, k);
+    if (d === undefined || d.get !== undefined || d.set !== undefined) return false;
+  }
+  return true;
+}
+
+/**
  * Writes `v` as JSON.stringify would see it (toJSON honoured, undefined and
  * functions skipped). `key` is set for the value of a request's message key.
  */
@@ -162,11 +182,13 @@ function value(v, depth, path, key) {
       }
       if (depth >= MAX_DEPTH) throw invalid(`${path}: nested deeper than ${MAX_DEPTH} levels; flatten the data or check for a cycle`);
       if (typeof v.toJSON === "function") {
+        frozen = false;
         value(v.toJSON(), depth + 1, path, key);
         return;
       }
       if (Array.isArray(v)) {
         if (v.length > MAX_ITEMS) throw invalid(`${path}: an array of ${v.length} items is more than the ${MAX_ITEMS} this library reads`);
+        if (frozen && !frozenData(v, v.keys())) frozen = false;
         mix(5 + v.length * 8);
         word(5);
         word(v.length);
@@ -199,7 +221,9 @@ function value(v, depth, path, key) {
       word(0);
       word(0);
       let count = 0;
-      for (const k of Object.keys(v)) {
+      const keys = Object.keys(v);
+      if (frozen && !frozenData(v, keys)) frozen = false;
+      for (const k of keys) {
         const item = v[k];
         if (skipped(item)) continue;
         mixString(k);
@@ -293,9 +317,9 @@ function fingerprint(v, depth) {
 }
 
 /**
- * Each message object's cached segment: `{fp, words, bytes, remapped}` (its
- * tape, position-independent, see src/tape.rs) and, once wasm estimated it,
- * `by` (the tokenizer) and `record` (`[message tokens, result tokens…]`, see
+ * Each message object's cached segment: `{fp, frozen, words, bytes, remapped}`
+ * (its tape, position-independent, see src/tape.rs; `frozen`: it can never
+ * change) and, once wasm read it, `by` (the tokenizer) and `record` (see
  * src/memo.rs). Kept while the caller holds the message.
  */
 const segments = new WeakMap();
@@ -397,11 +421,15 @@ function message(v, depth, index) {
   const cacheable = caching && v !== null && typeof v === "object";
   const cached = cacheable ? segments.get(v) : undefined;
   if (cached !== undefined) {
-    hash = 0x811c9dc5;
-    try {
-      fingerprint(v, depth);
-    } catch (e) {
-      throw readingFailed(e, `messages[${index}]`);
+    hash = cached.fp;
+    // A frozen message cannot have changed: no fingerprint to take.
+    if (!cached.frozen) {
+      hash = 0x811c9dc5;
+      try {
+        fingerprint(v, depth);
+      } catch (e) {
+        throw readingFailed(e, `messages[${index}]`);
+      }
     }
     if (hash === cached.fp) {
       // Known to the meter: one word instead of the message (src/memo.rs).
@@ -426,10 +454,11 @@ function message(v, depth, index) {
     shortStrings.clear();
     remapped = false;
     hash = 0x811c9dc5;
+    frozen = true;
     value(v, depth, path);
     const fp = hash;
     if (cacheable) {
-      const entry = { fp, words, bytes, w0: startWords, w1: nWords, b0: startBytes, b1: nBytes, remapped };
+      const entry = { fp, frozen, words, bytes, w0: startWords, w1: nWords, b0: startBytes, b1: nBytes, remapped };
       segments.set(v, entry);
       fresh.push(entry);
       return entry;
@@ -502,7 +531,7 @@ function tape(input, what, cache = true, stubs = undefined) {
 
 /** `tape` while another encoding is under way: fresh buffers, the outer state restored. */
 function nested(input, what, cache, stubs) {
-  const outer = [words, bytes, nWords, nBytes, base, shortStrings, readMessages, readKeys, entriesOf, remapped, caching, stubBy, run, fresh, hash];
+  const outer = [words, bytes, nWords, nBytes, base, shortStrings, readMessages, readKeys, entriesOf, remapped, caching, stubBy, run, fresh, hash, frozen];
   fresh = [];
   words = new Uint32Array(1 << 10);
   bytes = new Uint8Array(1 << 12);
@@ -513,7 +542,7 @@ function nested(input, what, cache, stubs) {
     return { ...t, views: t.views.map((v) => v.slice()) };
   } finally {
     encoding = true;
-    [words, bytes, nWords, nBytes, base, shortStrings, readMessages, readKeys, entriesOf, remapped, caching, stubBy, run, fresh, hash] = outer;
+    [words, bytes, nWords, nBytes, base, shortStrings, readMessages, readKeys, entriesOf, remapped, caching, stubBy, run, fresh, hash, frozen] = outer;
   }
 }
 

@@ -422,3 +422,52 @@ test("a pin function that calls the library leaves the outer call's encoding int
   for (const cache of [false, true]) assert.deepEqual(compactSync(h, { ...options, pin, cache }).messages, plain.messages, `cache ${cache}`);
   assert.equal(reentered, 2);
 });
+
+/** Deep-freezes `v` (as Immer and Redux Toolkit leave state). */
+const deepFreeze = (v) => {
+  if (v !== null && typeof v === "object") {
+    Object.values(v).forEach(deepFreeze);
+    Object.freeze(v);
+  }
+  return v;
+};
+
+test("a deeply frozen message is taken from the cache without a fingerprint; anything short of that is still checked", () => {
+  // A Proxy over a frozen target must answer its target's values (a language
+  // invariant), so counting its reads shows whether a call looked at it again.
+  let reads = 0;
+  const target = deepFreeze({ role: "assistant", content: [{ type: "text", text: `long ${"word ".repeat(300)}` }] });
+  const watched = new Proxy(target, { get: (t, k, r) => (reads++, Reflect.get(t, k, r)) });
+  const h = [deepFreeze({ role: "user", content: "hi" }), watched];
+  const cold = measure(h);
+  assert.ok(reads > 0);
+  reads = 0;
+  assert.deepEqual(measure(h), cold);
+  assert.deepEqual(compactSync([...h, { role: "user", content: "next" }], { mode: "deterministic" }).notice.messagesBefore, 3);
+  assert.equal(reads, 0, "a frozen message is not read again");
+  assert.deepEqual(measure(h), uncached(h));
+
+  // Frozen on the outside only: its parts can still change in place.
+  const part = { type: "text", text: `a ${"word ".repeat(100)}` };
+  const shallow = Object.freeze({ role: "user", content: [part] });
+  const h2 = [shallow];
+  measure(h2);
+  part.text += " and more words at the end";
+  assert.deepEqual(measure(h2), uncached(h2), "an edit under a shallow freeze is seen");
+
+  // Frozen with a getter: its answer can change.
+  let text = "short";
+  const getter = Object.freeze({ role: "user", get content() { return text; } });
+  const h3 = [getter];
+  measure(h3);
+  text = `much longer now ${"word ".repeat(200)}`;
+  assert.deepEqual(measure(h3), uncached(h3), "a getter's new answer is seen");
+
+  // Frozen with toJSON: it may answer another (even frozen) object next time.
+  const answers = [deepFreeze({ role: "user", content: "one" }), deepFreeze({ role: "user", content: `two ${"word ".repeat(50)}` })];
+  let which = 0;
+  const custom = Object.freeze({ toJSON: () => answers[which] });
+  measure([custom]);
+  which = 1;
+  assert.deepEqual(measure([custom]), uncached([custom]), "a toJSON's new answer is seen");
+});
