@@ -128,16 +128,23 @@ const skipped = (item) => item === undefined || typeof item === "function" || ty
 
 /**
  * Whether everything of the message being written so far is frozen plain data:
- * frozen objects and arrays whose properties are values (no getters), no
+ * frozen plain objects and arrays whose properties are values (no getters), no
  * `toJSON`. Such a message can never change (freezing cannot be undone, and
  * strings are immutable), so later calls take it from the cache without a
  * fingerprint — what an app that keeps its state frozen (Immer, Redux Toolkit,
- * `Object.freeze`) saves on every call. Checked while the message is written.
+ * `Object.freeze`) saves on every call. Checked while the message is written;
+ * trusted while no `toJSON` was added to `Object.prototype` or
+ * `Array.prototype` (`trustFrozen`). A Proxy is trusted like the frozen object
+ * it stands for.
  */
 let frozen = true;
+let trustFrozen = true;
 
-/** Whether `v` is frozen with value properties only (`keys`: its own keys that are written). */
+/** Whether `v` is a frozen plain object or array with value properties only (`keys`: its own keys that are written). */
 function frozenData(v, keys) {
+  const proto = Object.getPrototypeOf(v);
+  // A class's prototype may gain a toJSON later; the built-in ones are watched.
+  if (proto !== Object.prototype && proto !== Array.prototype && proto !== null) return false;
   if (!Object.isFrozen(v)) return false;
   for (const k of keys) {
     const d = Object.getOwnPropertyDescriptor(v, k);
@@ -148,9 +155,11 @@ function frozenData(v, keys) {
 
 /**
  * Writes `v` as JSON.stringify would see it (toJSON honoured, undefined and
- * functions skipped). `key` is set for the value of a request's message key.
+ * functions skipped). `key` is set for the value of a request's message key;
+ * `answered`: `v` is what a toJSON answered (called once per value, as
+ * JSON.stringify calls it, never on its own answer).
  */
-function value(v, depth, path, key) {
+function value(v, depth, path, key, answered = false) {
   switch (typeof v) {
     case "string":
       mixString(v);
@@ -181,9 +190,9 @@ function value(v, depth, path, key) {
         return;
       }
       if (depth >= MAX_DEPTH) throw invalid(`${path}: nested deeper than ${MAX_DEPTH} levels; flatten the data or check for a cycle`);
-      if (typeof v.toJSON === "function") {
+      if (!answered && typeof v.toJSON === "function") {
         frozen = false;
-        value(v.toJSON(), depth + 1, path, key);
+        value(v.toJSON(), depth + 1, path, key, true);
         return;
       }
       if (Array.isArray(v)) {
@@ -277,7 +286,7 @@ function mixNumber(v) {
 }
 
 /** Mixes `v` into `hash` as `value` would write it (a shape `value` rejects ends the walk). */
-function fingerprint(v, depth) {
+function fingerprint(v, depth, answered = false) {
   switch (typeof v) {
     case "string":
       mixString(v);
@@ -293,8 +302,8 @@ function fingerprint(v, depth) {
         mix(7);
         return;
       }
-      if (typeof v.toJSON === "function") {
-        fingerprint(v.toJSON(), depth + 1);
+      if (!answered && typeof v.toJSON === "function") {
+        fingerprint(v.toJSON(), depth + 1, true);
         return;
       }
       if (Array.isArray(v)) {
@@ -423,7 +432,7 @@ function message(v, depth, index) {
   if (cached !== undefined) {
     hash = cached.fp;
     // A frozen message cannot have changed: no fingerprint to take.
-    if (!cached.frozen) {
+    if (!cached.frozen || !trustFrozen) {
       hash = 0x811c9dc5;
       try {
         fingerprint(v, depth);
@@ -506,12 +515,13 @@ function tape(input, what, cache = true, stubs = undefined) {
   caching = cache;
   stubBy = stubs;
   run = undefined;
+  trustFrozen = !("toJSON" in Array.prototype);
   encoding = true;
   try {
     try {
       // A root with toJSON is read as what it answers (its message array is the history).
       const root = input !== null && typeof input === "object" && typeof input.toJSON === "function" ? input.toJSON() : input;
-      value(root, 0, what);
+      value(root, 0, what, undefined, root !== input);
     } catch (e) {
       throw readingFailed(e, what);
     }

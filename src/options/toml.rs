@@ -505,33 +505,14 @@ impl<'i> Reader<'i> {
                 Ok(i) => Ok(TomlValue::Int(i)),
                 Err(_) => error("integer out of range for 64 bits".into(), at),
             },
-            ScalarKind::Float => match float(&text) {
-                Some(f) if !f.is_infinite() || text.contains("inf") => Ok(TomlValue::Float(f)),
+            ScalarKind::Float => match text.parse::<f64>() {
+                Ok(f) if !f.is_infinite() || text.contains("inf") => Ok(TomlValue::Float(f)),
                 _ => error("float out of range".into(), at),
             },
             ScalarKind::DateTime if is_datetime(&text) => Ok(TomlValue::Other("a datetime")),
             ScalarKind::DateTime => error("invalid datetime".into(), at),
         }
     }
-}
-
-/// A decoded TOML float (`+1.5`, `-0.0`, `6.02e23`, `inf`, `nan`; underscores
-/// already gone) read by serde_json's number parser, which the package carries
-/// anyway: `str::parse::<f64>` would add core's correctly rounded parser and its
-/// tables (≈ 5 KB gzipped) for the two float options. Both agree on anything a
-/// config holds (the property tests compare with the `toml` crate); a value
-/// out of range is `None`.
-fn float(text: &str) -> Option<f64> {
-    let (negative, unsigned) = match text.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, text.strip_prefix('+').unwrap_or(text)),
-    };
-    let value = match unsigned {
-        "inf" => f64::INFINITY,
-        "nan" => f64::NAN,
-        number => serde_json::from_str::<f64>(number).ok()?,
-    };
-    Some(if negative { -value } else { value })
 }
 
 /// Adds `value` at `path` to `out`; a table as an entry of its own followed by
@@ -832,6 +813,33 @@ mod tests {
 
     fn options(text: &str) -> crate::options::Options {
         from_toml(text).unwrap().options
+    }
+
+    /// Floats are read correctly rounded, to the last bit, as the `toml` crate
+    /// reads them (a faster parser is off by one ULP on some 17-digit spellings).
+    #[test]
+    fn floats_are_read_to_the_last_bit() {
+        for (text, exact) in [
+            ("0.21164723465838614", 0.211_647_234_658_386_14_f64),
+            ("0.72816735897787543", 0.728_167_358_977_875_4),
+            ("7.2816735897787543e-1", 0.728_167_358_977_875_4),
+        ] {
+            let doc = format!("[chat.compaction]\ntail_budget_ratio = {text}\n");
+            assert_eq!(
+                options(&doc).tail_budget_ratio.to_bits(),
+                exact.to_bits(),
+                "{text}"
+            );
+            let theirs: ::toml::Table = doc.parse().unwrap();
+            let theirs = theirs["chat"]["compaction"]["tail_budget_ratio"]
+                .as_float()
+                .unwrap();
+            assert_eq!(
+                theirs.to_bits(),
+                exact.to_bits(),
+                "{text}: as toml reads it"
+            );
+        }
     }
 
     #[test]
@@ -1176,6 +1184,10 @@ when = 1979-05-27 07:32:00Z
             "80E-2",
             "1_0.0_1",
             "1e-400",
+            // 17 significant digits: read exactly (a faster parser was off by one ULP here)
+            "0.21164723465838614",
+            "0.72816735897787543",
+            "1.7976931348623157e308",
             "inf",
             "+inf",
             "-inf",

@@ -463,6 +463,44 @@ test("a deeply frozen message is taken from the cache without a fingerprint; any
   text = `much longer now ${"word ".repeat(200)}`;
   assert.deepEqual(measure(h3), uncached(h3), "a getter's new answer is seen");
 
+  // A toJSON added later to a prototype (a class's, or Object.prototype) is honoured.
+  class Msg {
+    constructor(content) {
+      this.role = "user";
+      this.content = content;
+      Object.freeze(this);
+    }
+  }
+  const instance = new Msg("as constructed");
+  measure([instance]);
+  Msg.prototype.toJSON = () => ({ role: "user", content: `rewritten ${"word ".repeat(60)}` });
+  assert.deepEqual(measure([instance]), uncached([instance]), "a class's toJSON added later");
+  // Object.prototype gains one: every value is read through it, the history too
+  // (as JSON.stringify reads it), so only outcomes compare.
+  const outcome = (f) => {
+    try {
+      return f();
+    } catch (e) {
+      return { error: e.message };
+    }
+  };
+  const plain = deepFreeze({ role: "user", content: "plain" });
+  const request = { messages: [plain] };
+  const before = measure(request).perMessage[0];
+  try {
+    // (JSON.stringify calls it once per value, not on its answer)
+    const answer = function () {
+      return this === plain ? { role: "user", content: `global ${"word ".repeat(60)}` } : this;
+    };
+    Object.defineProperty(Object.prototype, "toJSON", { value: answer, configurable: true, writable: true });
+    const warm = outcome(() => measure(request));
+    assert.deepEqual(warm, outcome(() => uncached(request)), "Object.prototype.toJSON added later");
+    assert.ok(warm.perMessage[0] > before, "read through the new toJSON");
+  } finally {
+    delete Object.prototype.toJSON;
+  }
+  assert.deepEqual(measure(request), uncached(request));
+
   // Frozen with toJSON: it may answer another (even frozen) object next time.
   const answers = [deepFreeze({ role: "user", content: "one" }), deepFreeze({ role: "user", content: `two ${"word ".repeat(50)}` })];
   let which = 0;

@@ -91,8 +91,11 @@ test("errors are Error objects with a stable code, and the instance keeps workin
   const cyclic = [{ role: "user", content: "x" }];
   cyclic[0].self = cyclic;
   assert.throws(() => compactSync(cyclic), (e) => e.code === "INVALID_INPUT" && /nested deeper/.test(e.message));
+  // toJSON is called once per value, never on its own answer (as JSON.stringify does):
+  // an object answering itself reads as its other properties, here none ({}).
   const endless = { toJSON: () => endless };
-  assert.throws(() => compactSync([{ role: "user", content: endless }]), (e) => e.code === "INVALID_INPUT" && /nested deeper/.test(e.message));
+  assert.equal(JSON.stringify({ content: endless }), '{"content":{}}');
+  assert.throws(() => compactSync([{ role: "user", content: endless }]), (e) => e.code === "INVALID_INPUT" && /messages\[0\]\.content: expected a string or an array of content parts, got an object/.test(e.message));
   const dated = compactSync([{ role: "user", content: "when?", at: new Date(0) }, { role: "assistant", content: "then" }]);
   assert.equal(dated.messages.length, 1, "toJSON values (a Date) are read like JSON.stringify reads them");
   assert.equal(compactSync(sample).messages.length, 2, "still works after 1,000 errors");
