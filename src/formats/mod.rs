@@ -435,32 +435,30 @@ impl<'a, N: Node<'a>> Document<'a, N> {
             Format::AiSdkUi => ai_sdk_ui::read::<N>,
             Format::Gemini => gemini::read::<N>,
         };
-        self.messages
-            .iter()
-            .enumerate()
-            .map(|(i, m)| {
-                if let Some(known) = self.stubs.get(i).copied().flatten() {
-                    return Ok(known.view(self.format, memo));
-                }
-                expect_object(*m, &|| format!("messages[{i}]"), "a message")?;
-                let mut view = read(*m, i)?;
-                // Provider-reported usage of the request that produced this turn,
-                // as Moltis and chat UIs store it, in whatever format.
-                if view.role == Role::Assistant {
-                    view.reported_input_tokens = ["requestInputTokens", "inputTokens"]
-                        .iter()
-                        .find_map(|k| m.get(k).and_then(Node::as_u64));
-                }
-                Ok(view)
-            })
-            .collect::<Result<Vec<_>>>()
-            .and_then(|mut views| {
-                if self.format == Format::OpenaiResponses {
-                    responses::link_turns(&mut views)?;
-                }
-                crate::message::link_results(&mut views);
-                Ok(views)
-            })
+        // Sized up front: a collect through `Result` cannot know the length, and
+        // growing moves every (large) view again.
+        let mut views = Vec::with_capacity(self.messages.len());
+        for (i, m) in self.messages.iter().enumerate() {
+            if let Some(known) = self.stubs.get(i).copied().flatten() {
+                views.push(known.view(self.format, memo));
+                continue;
+            }
+            expect_object(*m, &|| format!("messages[{i}]"), "a message")?;
+            let mut view = read(*m, i)?;
+            // Provider-reported usage of the request that produced this turn,
+            // as Moltis and chat UIs store it, in whatever format.
+            if view.role == Role::Assistant {
+                view.reported_input_tokens = ["requestInputTokens", "inputTokens"]
+                    .iter()
+                    .find_map(|k| m.get(k).and_then(Node::as_u64));
+            }
+            views.push(view);
+        }
+        if self.format == Format::OpenaiResponses {
+            responses::link_turns(&mut views)?;
+        }
+        crate::message::link_results(&mut views);
+        Ok(views)
     }
 
     /// The system prompt a request holds outside the messages (Anthropic and AI SDK
