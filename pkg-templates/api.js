@@ -137,7 +137,7 @@ const skipped = (item) => item === undefined || typeof item === "function" || ty
  * `Array.prototype` (`trustFrozen`). A Proxy is trusted like the frozen object
  * it stands for.
  */
-let frozen = true;
+let frozen = false;
 let trustFrozen = true;
 
 /** Whether `v` is a frozen plain object or array with value properties only (`keys`: its own keys that are written). */
@@ -476,6 +476,7 @@ function message(v, depth, index) {
   } catch (e) {
     throw readingFailed(e, path);
   } finally {
+    frozen = false;
     base = outerBase;
     shortStrings.clear();
     remapped ||= outerRemapped;
@@ -495,15 +496,15 @@ function release() {
  * wasm, the message array as read, the request key it was read from (undefined
  * for an array), whether lone surrogates were hidden, and the messages' cache
  * entries. `cache`: whether messages come from and go to the per-message
- * cache; `stubs`: the tokenizer of the records a stub may stand on (undefined:
- * no stubs). A call made from inside the caller's getter or toJSON (re-entrant)
+ * cache; `stubTokenizer`: the tokenizer of the records a stub may stand on
+ * (undefined: no stubs). A call made from inside the caller's getter or toJSON (re-entrant)
  * encodes into buffers of its own and leaves the outer encoding as it was.
  */
-function tape(input, what, cache = true, stubs = undefined) {
+function tape(input, what, cache = true, stubTokenizer = undefined) {
   if (input === undefined) {
     throw invalid(`${what}: expected ${EXPECTED_INPUT}, got undefined`);
   }
-  if (encoding) return nested(input, what, cache, stubs);
+  if (encoding) return nested(input, what, cache, stubTokenizer);
   nWords = 0;
   nBytes = 0;
   base = 0;
@@ -513,9 +514,10 @@ function tape(input, what, cache = true, stubs = undefined) {
   entriesOf = new Map();
   remapped = false;
   caching = cache;
-  stubBy = stubs;
+  stubBy = stubTokenizer;
   run = undefined;
   trustFrozen = !("toJSON" in Array.prototype);
+  frozen = false; // tracked inside messages only
   encoding = true;
   try {
     try {
@@ -540,7 +542,7 @@ function tape(input, what, cache = true, stubs = undefined) {
 }
 
 /** `tape` while another encoding is under way: fresh buffers, the outer state restored. */
-function nested(input, what, cache, stubs) {
+function nested(input, what, cache, stubTokenizer) {
   const outer = [words, bytes, nWords, nBytes, base, shortStrings, readMessages, readKeys, entriesOf, remapped, caching, stubBy, run, fresh, hash, frozen];
   fresh = [];
   words = new Uint32Array(1 << 10);
@@ -548,7 +550,7 @@ function nested(input, what, cache, stubs) {
   shortStrings = new Map();
   encoding = false;
   try {
-    const t = tape(input, what, cache, stubs);
+    const t = tape(input, what, cache, stubTokenizer);
     return { ...t, views: t.views.map((v) => v.slice()) };
   } finally {
     encoding = true;
@@ -679,7 +681,7 @@ function withPins(opts, options, messages) {
   return JSON.stringify({ ...(opts ? JSON.parse(opts) : {}), pin: picked });
 }
 
-const NO_ESTIMATES = new Float64Array(0);
+const NO_RECORDS = new Float64Array(0);
 
 /**
  * The tokenizer the cached records of this call are keyed by; undefined when no
@@ -695,11 +697,11 @@ function recordsBy(options) {
  * The records known for the messages whose cache `entries` the tape writer
  * collected (wasm's `known` layout, see src/memo.rs).
  */
-function knownEstimates(by, entries) {
-  if (by === undefined || entries === undefined) return NO_ESTIMATES;
+function knownRecords(by, entries) {
+  if (by === undefined || entries === undefined) return NO_RECORDS;
   let size = 0;
   for (const e of entries) if (e !== undefined && e.by === by) size += e.record.length;
-  if (size === 0) return NO_ESTIMATES;
+  if (size === 0) return NO_RECORDS;
   const known = new Float64Array(entries.length + size);
   let at = 0;
   for (const e of entries) {
@@ -716,7 +718,7 @@ function knownEstimates(by, entries) {
 }
 
 /** Keeps the records wasm made in this call (`[index, length, record…]…`) in the messages' cache entries. */
-function keepEstimates(memo, by, entries) {
+function keepRecords(memo, by, entries) {
   if (memo === undefined || by === undefined || entries === undefined) return;
   for (let at = 0; at < memo.length; ) {
     const [i, len] = [memo[at], memo[at + 1]];
@@ -743,7 +745,7 @@ function call(exportFn, history, options, rest = [], stubs = false) {
   const by = recordsBy(options);
   const { views: [w, b], messages, key, remapped, entries } = tape(history, "input", options?.cache !== false, stubs ? by : undefined);
   opts = withPins(opts, options, messages);
-  const known = knownEstimates(by, entries);
+  const known = knownRecords(by, entries);
   let envelope;
   try {
     envelope = exportFn(w, b, opts, ...rest, count, known);
@@ -754,7 +756,7 @@ function call(exportFn, history, options, rest = [], stubs = false) {
   const parsed = JSON.parse(envelope);
   if (parsed.retry) return call(exportFn, history, options, rest, false);
   // Estimates made before an error (TOO_SMALL_TO_COMPACT, say) are kept too.
-  keepEstimates(parsed.memo, by, entries);
+  keepRecords(parsed.memo, by, entries);
   if (parsed.error) throw new CompactionError(parsed.error.code, parsed.error.message);
   return { result: remapped ? restore(parsed.ok) : parsed.ok, messages, key };
 }
@@ -846,8 +848,8 @@ class Job {
     this.key = key;
     this.remapped = remapped;
     const by = recordsBy(options);
-    this.known = () => knownEstimates(by, entries);
-    this.keep = (memo) => keepEstimates(memo, by, entries);
+    this.known = () => knownRecords(by, entries);
+    this.keep = (memo) => keepRecords(memo, by, entries);
   }
 
   /** The next step for the replies so far: `{ask}` or `{done}`. */

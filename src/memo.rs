@@ -9,9 +9,10 @@
 //! its place in `FORMATS`: the same object reads differently as another
 //! format), whether a stub may stand for it (1), its format [`Evidence`]
 //! (signals 6, marker 3) and what the meter needs of its view (role 3, boundary
-//! 1, whether `reported` holds provider-reported usage 1). `known` holds one entry per message in input order: its length, then the
-//! record (length 0: not known). Records of the messages read in this call are
-//! noted in `fresh` as `[index, length, record…]`, for the JS layer to keep.
+//! 1, whether `reported` holds provider-reported usage 1). `known` holds one
+//! entry per message in input order: its length, then the record (length 0:
+//! not known). Records of the messages read in this call are noted in `fresh`
+//! as `[index, length, record…]`, for the JS layer to keep.
 //!
 //! For `measure` and `estimateTokens` the JS layer writes a message whose
 //! record is known as a *stub* (one tape word, see [`crate::tape`]) instead of
@@ -35,6 +36,7 @@ const HEADER: usize = 3;
 
 /// The bit fields of `facts`: (lowest bit, width).
 const FORMAT: (u32, u32) = (0, 3);
+/// (the JS layer reads this bit as `RECORD_STUB` in pkg-templates/api.js)
 const STUB: (u32, u32) = (3, 1);
 const SIGNALS: (u32, u32) = (4, 6);
 const MARKER: (u32, u32) = (10, 3);
@@ -347,7 +349,7 @@ mod tests {
         let memo = Memo::new(&[]).with_stubs();
         let _ = crate::meter(tape.open().unwrap().root(), &config, "", &counter, &memo);
         assert!(memo.missed(), "no record at all");
-        // A record made as Anthropic for a history that reads as OpenAI.
+        // A record made as Moltis for a history that reads as OpenAI.
         let first = Memo::new(&[]).with_stubs();
         let forced = options::from_json(&json!({"format": "moltis"})).unwrap();
         crate::meter(

@@ -18,7 +18,8 @@ pub struct Fallback {
     pub from: Mode,
     /// Which failure: `LLM_FAILED` (threw, rejected, returned no text), `TIMEOUT`,
     /// `EMPTY_SUMMARY` or `QUALITY_CHECK`; or `NOTHING_TO_SUMMARIZE` (only
-    /// pinned messages or UI notices lie between head and tail: no call was made).
+    /// pinned messages or UI notices lie between head and tail, and no earlier
+    /// summary is to be folded in: no call was made).
     pub code: &'static str,
     /// What went wrong, in words.
     pub reason: String,

@@ -413,7 +413,7 @@ fn number_text(value: f64) -> String {
 
 fn clamp(entry: &Entry, value: f64, lo: f64, hi: f64, warnings: &mut Vec<Warning>) -> f64 {
     // Not `f64::clamp`: its check of the bounds formats floats with `Debug`,
-    // which alone brought core's float printing (11 KB) into the `.wasm`.
+    // which alone brought core's float printing (10 KB gzipped) into the `.wasm`.
     // `value` is finite here, and `lo ≤ hi` are constants.
     let used = value.max(lo).min(hi);
     if used != value {

@@ -182,8 +182,8 @@ pub(crate) fn open<'a, N: Node<'a>>(root: N, forced: Option<Format>) -> Result<D
     open_known(root, forced, &Memo::default())
 }
 
-/// [`open`], taking the evidence of the messages the JS layer sent as stubs
-/// from `memo` (see [`crate::memo`]).
+/// [`open`], taking each message's format evidence from its record in `memo`
+/// where there is one, and noting which messages are stubs (see [`crate::memo`]).
 pub(crate) fn open_known<'a, N: Node<'a>>(
     root: N,
     forced: Option<Format>,

@@ -45,7 +45,7 @@ pub(crate) fn plan(
         let carried = shape.carried(l);
         // Pins may hold the whole middle: then nothing is elided, and no marker
         // says "0 earlier messages were elided".
-        if !elided(views, &l.w, &carried) {
+        if !shape.elides(l) {
             return shape.splice(l, None, None, &carried);
         }
         let key = (l.w.head_end, l.w.tail_start, carried.clone());
@@ -129,12 +129,17 @@ impl<'v, 'a> Shape<'v, 'a> {
     pub(crate) fn in_place(&self, counter: &dyn TokenCounter) -> InPlace {
         let (views, options) = (self.views, self.options);
         let w = window(views, options);
-        if self.elides(&w) {
+        let configured = Layout {
+            w,
+            prune_tail: false,
+            shortened: false,
+        };
+        if self.elides(&configured) {
             return Ok(w);
         }
         let target = self.target;
         let all: Plan = (0..views.len()).map(Step::keep).collect();
-        let in_place = prune_in_place(views, options, self.placement);
+        let in_place = prune_in_place(views, options, self.placement, &self.pinned);
         let tail_start = w.tail_start.max(w.head_end);
         // Only a tail that can give way (a tool group starts after the head, up to
         // the newest round) makes eliding worth it.
@@ -168,21 +173,19 @@ impl<'v, 'a> Shape<'v, 'a> {
             .collect()
     }
 
-    /// Whether anything between head and tail would be elided.
-    pub(crate) fn elides(&self, w: &Window) -> bool {
-        let l = Layout {
-            w: *w,
-            prune_tail: false,
-            shortened: false,
-        };
-        (w.head_end..w.tail_start).any(|i| !self.stays(i, &l) && self.views[i].role != Role::Notice)
+    /// Whether anything between head and tail would be elided: anything but
+    /// what stays there and UI-only notices.
+    pub(crate) fn elides(&self, l: &Layout) -> bool {
+        (l.w.head_end..l.w.tail_start)
+            .any(|i| !self.stays(i, l) && self.views[i].role != Role::Notice)
     }
 
     /// Head + `carried` (messages of the middle that stay, in order) + `middle`
-    /// (the marker, or a summary; none when nothing is elided) + tail; old tool outputs pruned (outside the last
-    /// `tail_min × 3` messages, or, with `prune_tail`, all but the newest turn's),
-    /// empty messages dropped, tool pairs repaired. `replaced` is a message of head
-    /// or tail left out (an earlier summary the new one replaces).
+    /// (the marker, or a summary; none when nothing is elided) + tail; old tool
+    /// outputs pruned (outside the last `tail_min × 3` messages, or, with
+    /// `prune_tail`, all but the newest turn's), empty messages dropped, tool
+    /// pairs repaired. `replaced` is a message of head or tail left out (an
+    /// earlier summary the new one replaces).
     pub(crate) fn splice(
         &self,
         l: &Layout,
@@ -281,6 +284,7 @@ fn prune_in_place(
     views: &[Message<'_>],
     options: &Options,
     placement: ResultsPlacement,
+    pinned: &[bool],
 ) -> Result<Decision> {
     let n = views.len();
     let fits = align_back(views, suffix_within(views, 0, options.tail_budget(), 0), 0);
@@ -290,7 +294,7 @@ fn prune_in_place(
         0..fits.max(spec),
         views,
         options,
-        &pinned(views, options),
+        pinned,
     );
     if pruned == 0 {
         return Err(Error::new(
@@ -339,12 +343,6 @@ fn prune(
         })
         .collect();
     (steps, pruned)
-}
-
-/// Whether the layout's middle (head to tail) leaves out anything but what is
-/// `carried` and UI-only notices.
-fn elided(views: &[Message<'_>], w: &Window, carried: &[usize]) -> bool {
-    (w.head_end..w.tail_start).any(|i| !carried.contains(&i) && views[i].role != Role::Notice)
 }
 
 /// The marker: the count line of SPEC §6 (with the totals of any earlier marker

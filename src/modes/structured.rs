@@ -3,7 +3,7 @@
 
 use crate::error::Result;
 use crate::formats::ResultsPlacement;
-use crate::message::{Message, Role};
+use crate::message::Message;
 use crate::modes::recency::{self, Shape};
 use crate::notice::Fallback;
 use crate::options::{Mode, Options};
@@ -67,7 +67,7 @@ pub(crate) fn step(
     // Pins (or UI-only notices) may hold everything between head and tail:
     // with no earlier summary to fold in either, there is nothing to summarize
     // and no call to make. The same layout, without a summary.
-    if replaced.is_none() && picked.iter().all(|&i| views[i].role == Role::Notice) {
+    if replaced.is_none() && !shape.elides(&layout) {
         let mut outcome = shape.splice(&layout, None, replaced, &shape.carried(&layout));
         outcome.fit(&shape, layout, target, counter);
         return Ok(Turn::Done(Done {

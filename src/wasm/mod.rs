@@ -65,7 +65,7 @@ fn envelope<T: Serialize>(result: Result<T>) -> String {
 
 /// Opens the tape and runs `f` on its root with the options, the counter to use
 /// (the caller's, or the estimator) and the records the JS layer kept from
-/// earlier calls (`memo`, see [`Memo`]). The envelope also carries the records
+/// earlier calls (`known`, see [`Memo`]). The envelope also carries the records
 /// made in this call (`memo`), for the JS layer to keep; a call a stub missed
 /// answers `{"retry":true}` (see [`crate::memo`]).
 fn with_history<T: Serialize>(
