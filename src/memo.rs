@@ -296,6 +296,22 @@ mod tests {
         known
     }
 
+    /// The meter of `tape` with the built-in estimator.
+    fn meter(
+        tape: &OwnedTape,
+        config: &options::ParsedOptions,
+        pending: &str,
+        memo: &Memo<'_>,
+    ) -> crate::Result<crate::Meter> {
+        crate::meter(
+            tape.open()?.root(),
+            config,
+            pending,
+            &Estimator::default(),
+            memo,
+        )
+    }
+
     fn history() -> Value {
         json!([
             {"role": "system", "content": "Be brief."},
@@ -310,30 +326,15 @@ mod tests {
     fn a_meter_over_stubs_reads_what_a_full_one_does() {
         let h = history();
         let config = options::from_json(&json!({"contextWindow": 4000})).unwrap();
-        let counter = Estimator::default();
         let full = encode(&h);
         let first = Memo::new(&[]).with_stubs();
-        let expected = crate::meter(
-            full.open().unwrap().root(),
-            &config,
-            "next",
-            &counter,
-            &first,
-        )
-        .unwrap();
+        let expected = meter(&full, &config, "next", &first).unwrap();
         let fresh = first.fresh();
         let stubbed = [0, 1, 2, 3];
         let tape = with_stubs(&h, &stubbed);
         let known = known_for(&fresh, 5, &stubbed);
         let memo = Memo::new(&known).with_stubs();
-        let got = crate::meter(
-            tape.open().unwrap().root(),
-            &config,
-            "next",
-            &counter,
-            &memo,
-        )
-        .unwrap();
+        let got = meter(&tape, &config, "next", &memo).unwrap();
         assert!(!memo.missed());
         assert_eq!(got, expected);
         // Only the message written out was read and noted.
@@ -344,25 +345,17 @@ mod tests {
     fn a_stub_without_a_usable_record_misses_the_call() {
         let h = history();
         let config = options::from_json(&json!({})).unwrap();
-        let counter = Estimator::default();
         let tape = with_stubs(&h, &[1]);
         let memo = Memo::new(&[]).with_stubs();
-        let _ = crate::meter(tape.open().unwrap().root(), &config, "", &counter, &memo);
+        let _ = meter(&tape, &config, "", &memo);
         assert!(memo.missed(), "no record at all");
         // A record made as Moltis for a history that reads as OpenAI.
         let first = Memo::new(&[]).with_stubs();
         let forced = options::from_json(&json!({"format": "moltis"})).unwrap();
-        crate::meter(
-            encode(&h).open().unwrap().root(),
-            &forced,
-            "",
-            &counter,
-            &first,
-        )
-        .unwrap();
+        meter(&encode(&h), &forced, "", &first).unwrap();
         let known = known_for(&first.fresh(), 5, &[1]);
         let memo = Memo::new(&known).with_stubs();
-        let _ = crate::meter(tape.open().unwrap().root(), &config, "", &counter, &memo);
+        let _ = meter(&tape, &config, "", &memo);
         assert!(memo.missed(), "a record of another format");
     }
 

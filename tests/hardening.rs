@@ -12,7 +12,7 @@ use chat_compaction::{
     compact, compact_with, estimate_tokens_with, measure, options, validate, Compaction, ErrorKind,
     ValidateOptions,
 };
-use common::{corpus, rules};
+use common::{chats, corpus, rules};
 use serde_json::{json, Value};
 
 fn run(input: &Value, opts: Value) -> Compaction {
@@ -285,11 +285,7 @@ fn pinned_messages_stay_by_index_and_by_role() {
 /// pruned to make room, and a refusal that names the pins when nothing shrinks.
 #[test]
 fn pins_over_the_whole_middle_are_kept_verbatim_and_get_no_empty_marker() {
-    let mut h = vec![json!({"role": "system", "content": "sys"})];
-    for k in 0..8 {
-        h.push(json!({"role": "user", "content": format!("q{k} {}", "word ".repeat(200))}));
-        h.push(json!({"role": "assistant", "content": format!("a{k} {}", "word ".repeat(200))}));
-    }
+    let h = chats::long_turns(8);
     let input = Value::Array(h.clone());
     let pin: Vec<usize> = (3..h.len() - 2).collect();
     for window in [1000, 2000, 3000, 4000, 6000] {

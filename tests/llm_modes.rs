@@ -14,6 +14,8 @@ use chat_compaction::{
 };
 use serde_json::{json, Value};
 
+#[path = "common/chats.rs"]
+mod chats;
 #[path = "common/corpus.rs"]
 mod corpus;
 #[path = "common/rules.rs"]
@@ -847,11 +849,7 @@ fn corpus_sessions_compact_in_every_format_with_both_llm_modes() {
 /// summarize: no call, the offline result, and a fallback that says why.
 #[test]
 fn structured_with_the_whole_middle_pinned_makes_no_call() {
-    let mut h = vec![json!({"role": "system", "content": "sys"})];
-    for k in 0..8 {
-        h.push(json!({"role": "user", "content": format!("q{k} {}", "word ".repeat(200))}));
-        h.push(json!({"role": "assistant", "content": format!("a{k} {}", "word ".repeat(200))}));
-    }
+    let h = chats::long_turns(8);
     let input = Value::Array(h.clone());
     let pin: Vec<usize> = (3..h.len() - 2).collect();
     let mut fell_back = 0;

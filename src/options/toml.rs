@@ -190,7 +190,7 @@ impl<'i> Reader<'i> {
         None
     }
 
-    fn expect(&mut self, kind: EventKind) -> Res<Event> {
+    fn expect_event(&mut self, kind: EventKind) -> Res<Event> {
         match self.next() {
             Some(e) if e.kind() == kind => Ok(e),
             other => self.unexpected(other),
@@ -217,9 +217,9 @@ impl<'i> Reader<'i> {
             match e.kind() {
                 EventKind::StdTableOpen | EventKind::ArrayTableOpen => {
                     let array = e.kind() == EventKind::ArrayTableOpen;
-                    let first = self.expect(EventKind::SimpleKey)?;
+                    let first = self.expect_event(EventKind::SimpleKey)?;
                     let parts = self.key(first)?;
-                    self.expect(if array {
+                    self.expect_event(if array {
                         EventKind::ArrayTableClose
                     } else {
                         EventKind::StdTableClose
@@ -248,7 +248,7 @@ impl<'i> Reader<'i> {
             let mark = self.at;
             match self.next() {
                 Some(e) if e.kind() == EventKind::KeySep => {
-                    let e = self.expect(EventKind::SimpleKey)?;
+                    let e = self.expect_event(EventKind::SimpleKey)?;
                     parts.push(self.key_part(e)?);
                 }
                 _ => {
@@ -382,7 +382,7 @@ impl<'i> Reader<'i> {
     /// `key = value` in `table` (an inline one when `inline`).
     fn key_value(&mut self, first: Event, mut table: usize, inline: bool) -> Res<KeyValue> {
         let parts = self.key(first)?;
-        self.expect(EventKind::KeyValSep)?;
+        self.expect_event(EventKind::KeyValSep)?;
         let Some(((key, at), parents)) = parts.split_last() else {
             return self.unexpected(Some(first));
         };
