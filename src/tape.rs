@@ -153,16 +153,17 @@ impl<'a> Tape<'a> {
         self.text.get(start..start.checked_add(len)?)
     }
 
-    /// Whether the key at `at` is `key` (lengths first: most keys differ there).
+    /// Whether the key at `at` is `key` (lengths first: most keys differ there;
+    /// then a byte loop, since keys are short and a `memcmp` call costs more).
     fn key_is(&self, at: usize, base: usize, key: &str) -> bool {
-        let Some(&len) = self.words.get(at + 1) else {
+        let (Some(&offset), Some(&len)) = (self.words.get(at), self.words.get(at + 1)) else {
             return false;
         };
         len as usize == key.len()
             && base
-                .checked_add(self.words[at] as usize)
+                .checked_add(offset as usize)
                 .and_then(|start| self.text.as_bytes().get(start..start + key.len()))
-                == Some(key.as_bytes())
+                .is_some_and(|found| found.iter().zip(key.as_bytes()).all(|(a, b)| a == b))
     }
 
     /// The index of the word after the node at `at`.

@@ -1,8 +1,6 @@
 //! Small text helpers shared by the summary, the digest and the placeholders:
 //! byte-bounded truncation, key-file extraction, pending-work keywords.
 
-use std::collections::BTreeSet;
-
 /// Prefix of a summary message; lets a later compaction find it.
 pub(crate) const SUMMARY_PREFIX: &str = "[Conversation Summary]\n\n";
 /// Prefix of a recency marker message.
@@ -117,32 +115,39 @@ fn is_separator(b: u8) -> bool {
         )
 }
 
-/// Adds to `out` every path-like token of `text`: it contains `/` and ends in a
-/// known source extension (`src/main.rs`, `./a/b.py:12` → `./a/b.py`). Only the
-/// tokens around a `/` are looked at, so long texts without paths cost one scan.
-pub(crate) fn collect_paths(text: &str, out: &mut BTreeSet<String>) {
+/// Every path-like token of `text`, as a slice of it: it contains `/` and ends
+/// in a known source extension (`src/main.rs`, `./a/b.py:12` → `./a/b.py`).
+/// Only the tokens around a `/` are looked at, so long texts without paths cost
+/// one scan.
+pub(crate) fn paths(text: &str) -> impl Iterator<Item = &str> {
     let b = text.as_bytes();
     let mut from = 0;
-    while let Some(slash) = b[from..].iter().position(|&c| c == b'/').map(|p| from + p) {
-        let start = b[..slash]
-            .iter()
-            .rposition(|&c| is_separator(c))
-            .map_or(0, |p| p + 1);
-        let end = b[slash..]
-            .iter()
-            .position(|&c| is_separator(c))
-            .map_or(b.len(), |p| slash + p);
-        from = end.max(slash + 1);
-        // separators are ASCII, so both ends are character boundaries
-        if let Some(raw) = text.get(start..end) {
-            if raw.len() <= 300 {
-                add_path(raw, out);
+    std::iter::from_fn(move || {
+        while let Some(slash) = b[from..].iter().position(|&c| c == b'/').map(|p| from + p) {
+            let start = b[..slash]
+                .iter()
+                .rposition(|&c| is_separator(c))
+                .map_or(0, |p| p + 1);
+            let end = b[slash..]
+                .iter()
+                .position(|&c| is_separator(c))
+                .map_or(b.len(), |p| slash + p);
+            from = end.max(slash + 1);
+            // separators are ASCII, so both ends are character boundaries
+            if let Some(path) = text
+                .get(start..end)
+                .filter(|raw| raw.len() <= 300)
+                .and_then(as_path)
+            {
+                return Some(path);
             }
         }
-    }
+        None
+    })
 }
 
-fn add_path(raw: &str, out: &mut BTreeSet<String>) {
+/// The path a token around a `/` names, if it names a source file.
+fn as_path(raw: &str) -> Option<&str> {
     let token = raw
         .trim_end_matches(['.', ':', '*', '!', '?'])
         .trim_start_matches(['*', ':']);
@@ -154,22 +159,14 @@ fn add_path(raw: &str, out: &mut BTreeSet<String>) {
                 .all(|p| p.chars().all(|c| c.is_ascii_digit()))
         })
         .map_or(token, |(p, _)| p);
-    let Some(file) = token.rsplit('/').next() else {
-        return;
-    };
-    let Some((stem, ext)) = file.rsplit_once('.') else {
-        return;
-    };
-    if !stem.is_empty()
+    let file = token.rsplit('/').next()?;
+    let (stem, ext) = file.rsplit_once('.')?;
+    (!stem.is_empty()
         && SOURCE_EXTENSIONS
             .iter()
             .any(|e| e.eq_ignore_ascii_case(ext))
-        && !token.contains("://")
-        // Most mentions repeat a path already found: look before allocating.
-        && !out.contains(token)
-    {
-        out.insert(token.to_string());
-    }
+        && !token.contains("://"))
+    .then_some(token)
 }
 
 /// Keywords that mark pending work, matched as whole words.
@@ -318,15 +315,11 @@ mod tests {
 
     #[test]
     fn paths_need_a_slash_and_a_known_extension() {
-        let mut s = BTreeSet::new();
-        collect_paths(
-            r#"see crates/chat/src/compaction.rs and src/main.rs. {"file_path":"./a/b.py:12"} README.md https://x.io/a.js notes/x.bin"#,
-            &mut s,
-        );
-        let got: Vec<_> = s.into_iter().collect();
+        let text = r#"see crates/chat/src/compaction.rs and src/main.rs. {"file_path":"./a/b.py:12"} README.md https://x.io/a.js notes/x.bin"#;
+        let got: Vec<_> = paths(text).collect();
         assert_eq!(
             got,
-            ["./a/b.py", "crates/chat/src/compaction.rs", "src/main.rs"]
+            ["crates/chat/src/compaction.rs", "src/main.rs", "./a/b.py"]
         );
     }
 }

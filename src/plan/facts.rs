@@ -1,10 +1,11 @@
 //! What a run of messages is about — user requests, tools, files, pending work —
 //! gathered once for the deterministic summary and the recency marker's digest.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 
-use crate::message::{Message, Role, ToolOutput};
-use crate::text::{collect_paths, is_synthetic, mentions_pending_work, MARKER_PREFIX};
+use crate::message::{Args, Message, Role, ToolOutput};
+use crate::text::{is_synthetic, mentions_pending_work, paths, MARKER_PREFIX};
 
 /// The digest line that carries the newest user request forward.
 pub(crate) const LATEST_REQUEST: &str = "- Latest user request: ";
@@ -18,8 +19,9 @@ pub(crate) struct Facts<'a> {
     pub requests: Vec<&'a str>,
     /// Tools called or answered, sorted and deduplicated.
     pub tools: BTreeSet<&'a str>,
-    /// Path-like tokens with a source extension, sorted and deduplicated.
-    pub files: BTreeSet<String>,
+    /// Path-like tokens with a source extension, sorted and deduplicated
+    /// (borrowed from the texts; owned only from arguments stored as JSON values).
+    pub files: BTreeSet<Cow<'a, str>>,
     /// Up to the three newest user/assistant texts that mention pending work, oldest first.
     pub pending: Vec<&'a str>,
     /// Messages that earlier markers in the run stood for: user, assistant, tool.
@@ -65,7 +67,17 @@ pub(crate) fn gather<'a>(views: &[Message<'a>], picked: &[usize]) -> Facts<'a> {
         let m = &views[i];
         for c in &m.calls {
             f.tools.insert(c.name);
-            collect_paths(&c.args.text(), &mut f.files);
+            match &c.args {
+                Args::Text(text) => f.files.extend(paths(text).map(Cow::Borrowed)),
+                Args::Json(value) => {
+                    let text = value.to_string();
+                    for path in paths(&text) {
+                        if !f.files.contains(path) {
+                            f.files.insert(Cow::Owned(path.to_string()));
+                        }
+                    }
+                }
+            }
         }
         for r in &m.results {
             if let Some(name) = result_tool_name(views, r).or(r.name) {
@@ -73,7 +85,7 @@ pub(crate) fn gather<'a>(views: &[Message<'a>], picked: &[usize]) -> Facts<'a> {
             }
         }
         let Some(text) = m.first_text() else { continue };
-        collect_paths(text, &mut f.files);
+        f.files.extend(paths(text).map(Cow::Borrowed));
         if m.role == Role::User {
             if text.starts_with(MARKER_PREFIX.trim_end()) {
                 read_marker(text, &mut f);
