@@ -81,6 +81,10 @@ const trim = (msgs) => trimMessages(msgs, { maxTokens: Math.round(WINDOW * 0.95)
 const lcMs = await median(RUNS, () => lc, trim);
 const kept = (await trim(lc)).length;
 console.log(`${"LangChain trimMessages (chars/4)".padEnd(36)} ${fmt(lcMs)} ${"(no cache)".padStart(19)}   keeps ${kept} of ${lc.length}`);
+// What reading the objects costs at all: V8's own native serializer over the
+// same fresh copies (a floor under any cold call that takes objects in).
+const floor = await median(RUNS, () => clone(history), (h) => JSON.stringify(h));
+console.log(`${"JSON.stringify (reading the objects)".padEnd(36)} ${fmt(floor)}`);
 
 // An app that keeps its state frozen: a frozen message is taken from the cache
 // without a fingerprint.

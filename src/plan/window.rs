@@ -74,12 +74,12 @@ pub(crate) fn pinned(views: &[Message<'_>], options: &Options) -> Vec<bool> {
             Role::Tool => "tool",
             Role::Notice => return false,
         };
-        let synthetic = m.first_text().is_some_and(is_synthetic);
-        !synthetic
-            && options
-                .pin_roles
-                .iter()
-                .any(|r| r == role || (r == "developer" && role == "system"))
+        // The role first: most histories pin no role, and then no text is read.
+        options
+            .pin_roles
+            .iter()
+            .any(|r| r == role || (r == "developer" && role == "system"))
+            && !m.first_text().is_some_and(is_synthetic)
     };
     let mut pinned: Vec<bool> = views
         .iter()
