@@ -112,3 +112,37 @@ pub(crate) fn result_tool_name<'a>(views: &[Message<'a>], r: &ToolOutput<'_>) ->
     let (o, k) = r.call?;
     Some(views[o].calls[k].name)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::message::Call;
+    use serde_json::json;
+
+    fn call<'a>(name: &'a str, args: Args<'a>) -> Call<'a> {
+        Call {
+            id: Cow::Borrowed("c"),
+            name,
+            args,
+            sealed: false,
+        }
+    }
+
+    #[test]
+    fn files_are_sorted_and_counted_once_from_texts_and_both_kinds_of_arguments() {
+        let mut user = Message::new(Role::User);
+        user.texts
+            .push("fix src/z.rs and src/a.rs, then src/z.rs:12 again");
+        let mut assistant = Message::new(Role::Assistant);
+        assistant.calls = vec![
+            call("read", Args::Text(r#"{"path":"src/a.rs"}"#)),
+            call("read", Args::Json(json!({"path": "lib/m.py"}))),
+            call("edit", Args::Json(json!({"path": "src/z.rs"}))),
+        ];
+        let views = [user, assistant];
+        let f = gather(&views, &[0, 1]);
+        let files: Vec<&str> = f.files.iter().map(|p| p.as_ref()).collect();
+        assert_eq!(files, ["lib/m.py", "src/a.rs", "src/z.rs"]);
+        assert_eq!(f.tools.into_iter().collect::<Vec<_>>(), ["edit", "read"]);
+    }
+}
