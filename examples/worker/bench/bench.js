@@ -46,6 +46,8 @@ export default {
       measure(body, options);
       b.blackBox(compactSync(body, { ...options, mode: "recency_preserving" }));
     });
+    // What compacting alone costs (a Worker that compacts every request, not deciding first).
+    b.run("alone: JSON.parse + compactSync", () => b.blackBox(compactSync(JSON.parse(anthropic), { ...options, mode: "recency_preserving" })));
     b.run("steps: + measure of the result + JSON.stringify", () => {
       const body = JSON.parse(anthropic);
       measure(body, options);
