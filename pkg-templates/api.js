@@ -748,7 +748,8 @@ function call(exportFn, history, options, rest = [], stubs = false) {
   const known = knownRecords(by, entries);
   let envelope;
   try {
-    envelope = exportFn(w, b, opts, ...rest, count, known);
+    // Records are made in wasm only where they are kept (`by`).
+    envelope = exportFn(w, b, opts, ...rest, count, known, by !== undefined);
   } finally {
     release();
   }
@@ -849,13 +850,14 @@ class Job {
     this.remapped = remapped;
     const by = recordsBy(options);
     this.known = () => knownRecords(by, entries);
+    this.keeps = by !== undefined;
     this.keep = (memo) => keepRecords(memo, by, entries);
   }
 
   /** The next step for the replies so far: `{ask}` or `{done}`. */
   step(replies, failure) {
     const [w, b] = this.tape;
-    const envelope = raw.compactStepTape(w, b, this.options, JSON.stringify(replies), this.count, this.known());
+    const envelope = raw.compactStepTape(w, b, this.options, JSON.stringify(replies), this.count, this.known(), this.keeps);
     this.check();
     const parsed = JSON.parse(envelope);
     this.keep(parsed.memo);

@@ -67,6 +67,8 @@ pub(crate) struct Memo<'k> {
     /// Whether stubs may stand for messages (only the meter and the total take them).
     stubs: bool,
     missed: Cell<bool>,
+    /// Whether the JS layer keeps records: only then are they made.
+    keeps: bool,
     fresh: RefCell<Vec<f64>>,
 }
 
@@ -118,6 +120,7 @@ impl<'k> Memo<'k> {
         Memo {
             known,
             records,
+            keeps: true,
             ..Memo::default()
         }
     }
@@ -209,6 +212,9 @@ impl<'k> Memo<'k> {
                 }
                 _ => {
                     v.tokens = message_tokens(v, counter);
+                    if !self.keeps {
+                        continue;
+                    }
                     let evidence = doc.evidence.get(i).copied().unwrap_or_default();
                     let role = ROLES.iter().position(|r| *r == v.role).unwrap_or(0);
                     // Responses items are checked across the turn (call ids): always read.

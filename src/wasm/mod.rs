@@ -8,8 +8,6 @@
 // The exports are reached through the JS glue, not through the crate.
 #![allow(unreachable_pub)]
 
-use std::fmt::Write as _;
-
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
@@ -63,6 +61,16 @@ fn envelope<T: Serialize>(result: Result<T>) -> String {
     }
 }
 
+/// The records the JS layer `known` holds, and records made for it only if it
+/// `keep`s them (not for `cache: false` or a caller's counter).
+fn memo(known: &[f64], keep: bool) -> Memo<'_> {
+    if keep {
+        Memo::new(known)
+    } else {
+        Memo::default()
+    }
+}
+
 /// Opens the tape and runs `f` on its root with the options, the counter to use
 /// (the caller's, or the estimator) and the records the JS layer kept from
 /// earlier calls (`known`, see [`Memo`]). The envelope also carries the records
@@ -98,7 +106,7 @@ fn with_history<T: Serialize>(
         if i > 0 {
             out.push(',');
         }
-        let _ = write!(out, "{}", *n as u64);
+        out.push_str(itoa::Buffer::new().format(*n as u64));
     }
     out.push_str("]}");
     out
@@ -113,12 +121,13 @@ pub fn compact_tape(
     options: &str,
     count_tokens: Option<CountTokens>,
     known: &[f64],
+    keep: bool,
 ) -> String {
     with_history(
         (words, bytes),
         options,
         count_tokens,
-        Memo::new(known),
+        memo(known, keep),
         |root, c, counter, memo| crate::compact_planned(root, c, counter, memo),
     )
 }
@@ -135,12 +144,13 @@ pub fn compact_step_tape(
     replies: &str,
     count_tokens: Option<CountTokens>,
     known: &[f64],
+    keep: bool,
 ) -> String {
     with_history(
         (words, bytes),
         options,
         count_tokens,
-        Memo::new(known),
+        memo(known, keep),
         |root, c, counter, memo| {
             let replies = crate::summarizer::replies_from_json(replies)?;
             crate::step(root, c, counter, &replies, memo)
@@ -169,12 +179,13 @@ pub fn estimate_tokens_tape(
     options: &str,
     count_tokens: Option<CountTokens>,
     known: &[f64],
+    keep: bool,
 ) -> String {
     with_history(
         (words, bytes),
         options,
         count_tokens,
-        Memo::new(known).with_stubs(),
+        memo(known, keep).with_stubs(),
         |root, c, counter, memo| crate::estimate(root, c, counter, memo),
     )
 }
@@ -188,12 +199,13 @@ pub fn measure_tape(
     pending: &str,
     count_tokens: Option<CountTokens>,
     known: &[f64],
+    keep: bool,
 ) -> String {
     with_history(
         (words, bytes),
         options,
         count_tokens,
-        Memo::new(known).with_stubs(),
+        memo(known, keep).with_stubs(),
         |root, c, counter, memo| crate::meter(root, c, pending, counter, memo),
     )
 }
