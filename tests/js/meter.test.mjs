@@ -150,6 +150,22 @@ test("a caller's counter is never answered from the cache", () => {
   assert.ok(second.tokens > first.tokens, "the counter's new answers count");
 });
 
+test("an enumerable property put on Object.prototype costs the cache its hits, never an answer", () => {
+  const h = fresh();
+  measure(h);
+  Object.prototype.pollutedForTheTest = "x";
+  try {
+    h[1] = { ...h[1], content: `${h[1].content} and more` };
+    h[2].content += " (edited in place)";
+    assert.deepEqual(measure(h), uncached(h));
+    h[3].content += " (edited again)";
+    assert.deepEqual(measure(h), uncached(h));
+    assert.deepEqual(compactSync(h, { mode: "recency_preserving", contextWindow: 3000 }), compactSync(h, { mode: "recency_preserving", contextWindow: 3000, cache: false }));
+  } finally {
+    delete Object.prototype.pollutedForTheTest;
+  }
+});
+
 test("the cache answers: an edit the fingerprint cannot see keeps the old estimate (the documented limit)", () => {
   const h = fresh();
   const m = { role: "user", content: `a${"word ".repeat(200)}z` };
