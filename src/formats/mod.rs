@@ -296,31 +296,32 @@ impl Evidence {
     /// Reads the evidence of message `m`.
     pub(crate) fn of<'a, N: Node<'a>>(m: N) -> Evidence {
         let kind_of = |b: N| b.get("type").and_then(Node::as_str);
-        let parts = || m.get("content").into_iter().flat_map(Node::items);
         let role = m.get("role").and_then(Node::as_str);
         let item_type = kind_of(m).is_some_and(responses::is_item_type);
         let gemini_parts = m.get("parts");
         let typed_parts = gemini_parts.is_some_and(|p| p.items().any(|x| kind_of(x).is_some()));
-        // OpenAI's `file` parts carry a `file` object; the AI SDK's carry the data at the top.
-        let ai_sdk_file = |b: N| kind_of(b) == Some("file") && b.get("file").is_none();
-        let ai_sdk_tools = parts()
-            .any(|b| matches!(kind_of(b), Some("tool-call" | "tool-result")) || ai_sdk_file(b));
-        let ai_sdk = ai_sdk_tools
-            || parts().any(|b| {
-                kind_of(b) == Some("reasoning")
-                    || (kind_of(b) == Some("image") && b.get("image").is_some())
-            });
-        let anthropic_blocks = parts().any(|b| {
-            matches!(
-                kind_of(b),
-                Some("tool_use" | "tool_result" | "thinking" | "redacted_thinking")
-            )
-        });
-        let anthropic = anthropic_blocks
-            || parts().any(|b| {
-                kind_of(b) == Some("compaction")
-                    || (kind_of(b) == Some("image") && b.get("source").is_some())
-            });
+        // One pass over the content parts for what the AI SDK and Anthropic write.
+        let (mut ai_sdk_tools, mut ai_sdk, mut anthropic_blocks, mut anthropic) =
+            (false, false, false, false);
+        for b in m.get("content").into_iter().flat_map(Node::items) {
+            match kind_of(b) {
+                Some("tool-call" | "tool-result") => ai_sdk_tools = true,
+                // OpenAI's `file` parts carry a `file` object; the AI SDK's carry the data at the top.
+                Some("file") => ai_sdk_tools |= b.get("file").is_none(),
+                Some("reasoning") => ai_sdk = true,
+                Some("image") => {
+                    ai_sdk |= b.get("image").is_some();
+                    anthropic |= b.get("source").is_some();
+                }
+                Some("tool_use" | "tool_result" | "thinking" | "redacted_thinking") => {
+                    anthropic_blocks = true;
+                }
+                Some("compaction") => anthropic = true,
+                _ => {}
+            }
+        }
+        let ai_sdk = ai_sdk || ai_sdk_tools;
+        let anthropic = anthropic || anthropic_blocks;
         let moltis =
             matches!(role, Some("notice" | "tool_result")) || m.get("created_at").is_some();
         let flags = [
