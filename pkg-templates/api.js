@@ -304,10 +304,10 @@ function fingerprint(v, depth, answered = false) {
         return;
       }
       mix(6);
-      // `for…in` allocates no key array. It also sees enumerable properties a
-      // prototype was given; then the hash differs from the written one and the
-      // message is read again (a miss, never a wrong answer).
-      for (const k in v) {
+      // The keys `value` writes, no others: `for…in` (no key array) would also
+      // see a prototype's keys, run its getters, and hash a property moved to
+      // the prototype as if it were still there.
+      for (const k of Object.keys(v)) {
         const item = v[k];
         if (skipped(item)) continue;
         mixString(k);

@@ -150,7 +150,29 @@ test("a caller's counter is never answered from the cache", () => {
   assert.ok(second.tokens > first.tokens, "the counter's new answers count");
 });
 
-test("an enumerable property put on Object.prototype costs the cache its hits, never an answer", () => {
+test("the fingerprint sees only a message's own keys, as the writer does: a property moved to the prototype is a change, a prototype getter is never run", () => {
+  const long = "word ".repeat(400);
+  const m = { role: "user", content: long };
+  const h = [m];
+  measure(h, { contextWindow: 100000 });
+  delete m.content;
+  Object.setPrototypeOf(m, { content: long });
+  assert.throws(() => measure(h, { contextWindow: 100000 }), { code: "INVALID_INPUT" });
+  assert.throws(() => measure(h, { contextWindow: 100000, cache: false }), { code: "INVALID_INPUT" });
+
+  class Part {
+    get boom() {
+      throw new Error("a prototype getter was run");
+    }
+  }
+  Object.defineProperty(Part.prototype, "boom", { enumerable: true });
+  const part = Object.assign(new Part(), { type: "text", text: "hello there" });
+  const parts = [{ role: "user", content: [part] }];
+  const cold = measure(parts);
+  assert.deepEqual(measure(parts), cold);
+});
+
+test("an enumerable property put on Object.prototype changes no answer of the cache", () => {
   const h = fresh();
   measure(h);
   Object.prototype.pollutedForTheTest = "x";
