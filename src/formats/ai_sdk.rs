@@ -8,7 +8,9 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
-use super::{drop_results, expect_object, json_text, nth_part, req_str, role_named, unique_call};
+use super::{
+    drop_results, expect_object, json_text, not_content, nth_part, req_str, role_named, unique_call,
+};
 use crate::error::{Error, Result};
 use crate::json::{Kind, Node};
 use crate::message::{Args, Call, Message, Role, ToolOutput};
@@ -35,15 +37,7 @@ pub(super) fn read<'a, N: Node<'a>>(obj: N, i: usize) -> Result<Message<'a>> {
                 read_part(part, role, &mut msg, &mut seen, i, k)?;
             }
         }
-        other => {
-            return Err(Error::input(
-                format!("{}.content", path()),
-                format!(
-                    "expected a string or an array of parts, got {}",
-                    other.map_or("nothing", Kind::name)
-                ),
-            ))
-        }
+        other => return Err(not_content(format!("{}.content", path()), "parts", other)),
     }
     if role == Role::Assistant {
         // results of tools the provider ran itself answer in the same message

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
-use super::{expect_object, req_str, role_named, unique_call};
+use super::{expect_object, not_content, req_str, role_named, unique_call};
 use crate::error::{Error, Result};
 use crate::json::{Kind, Node};
 use crate::message::{Args, Call, Message, Role, ToolOutput};
@@ -42,12 +42,10 @@ pub(super) fn read<'a, N: Node<'a>>(obj: N, i: usize) -> Result<Message<'a>> {
             }
         }
         other => {
-            return Err(Error::input(
+            return Err(not_content(
                 format!("{}.content", path()),
-                format!(
-                    "expected a string or an array of content blocks, got {}",
-                    other.map_or("nothing", Kind::name)
-                ),
+                "content blocks",
+                other,
             ))
         }
     }
@@ -130,15 +128,7 @@ fn read_block<'a, N: Node<'a>>(
                         Cow::Owned(texts.join("\n"))
                     }
                 }
-                Some(other) => {
-                    return Err(Error::input(
-                        format!("{}.content", path()),
-                        format!(
-                            "expected a string or an array of blocks, got {}",
-                            other.name()
-                        ),
-                    ))
-                }
+                other => return Err(not_content(format!("{}.content", path()), "blocks", other)),
             };
             let mut output = ToolOutput::new(id, None, text, is_error);
             output.images = images.len();

@@ -797,6 +797,18 @@ pub(crate) fn role_named(name: &str, i: usize, roles: &[(&str, Role)]) -> Result
         })
 }
 
+/// The error for a `content` at `at` that is neither a string nor an array of
+/// `items` (`got`: its kind, `None` when it is missing).
+pub(crate) fn not_content(at: String, items: &str, got: Option<Kind>) -> Error {
+    Error::input(
+        at,
+        format!(
+            "expected a string or an array of {items}, got {}",
+            got.map_or("nothing", Kind::name)
+        ),
+    )
+}
+
 /// `Ok` when `node` is an object; else an error at `path` naming `what` it should be.
 pub(crate) fn expect_object<'a, N: Node<'a>>(
     node: N,

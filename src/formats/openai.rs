@@ -5,7 +5,7 @@ use std::collections::HashSet;
 
 use serde_json::{Map, Value};
 
-use super::{expect_object, nth_part, opt_str, req_str, role_named, unique_call};
+use super::{expect_object, not_content, nth_part, opt_str, req_str, role_named, unique_call};
 use crate::error::{Error, Result};
 use crate::json::{Kind, Node};
 use crate::message::{Args, Call, Message, Role, ToolOutput};
@@ -90,12 +90,10 @@ pub(super) fn read_content<'a, N: Node<'a>>(
             }
         }
         other => {
-            return Err(Error::input(
+            return Err(not_content(
                 format!("messages[{i}].content"),
-                format!(
-                    "expected a string or an array of content parts, got {}",
-                    other.map_or("nothing", Kind::name)
-                ),
+                "content parts",
+                other,
             ))
         }
     }
