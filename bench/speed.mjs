@@ -87,7 +87,7 @@ const floor = await median(RUNS, () => clone(history), (h) => JSON.stringify(h))
 console.log(`${"JSON.stringify (reading the objects)".padEnd(36)} ${fmt(floor)}`);
 
 // An app that keeps its state frozen: a frozen message is taken from the cache
-// without a fingerprint.
+// without comparing it.
 console.log("\ndeeply frozen messages (Immer, Redux Toolkit, Object.freeze):");
 for (const [name, f] of Object.entries(calls)) {
   const { cold, warm } = await coldWarm(2000, f, (h) => h.map(deepFreeze));

@@ -122,8 +122,8 @@ const skipped = (item) => item === undefined || typeof item === "function" || ty
  * Whether everything of the message being written so far is frozen plain data:
  * frozen plain objects and arrays whose properties are values (no getters), no
  * `toJSON`. Such a message can never change (freezing cannot be undone, and
- * strings are immutable), so later calls take it from the cache without a
- * fingerprint — what an app that keeps its state frozen (Immer, Redux Toolkit,
+ * strings are immutable), so later calls take it from the cache without
+ * walking it — what an app that keeps its state frozen (Immer, Redux Toolkit,
  * `Object.freeze`) saves on every call. Checked while the message is written;
  * trusted while no `toJSON` was added to `Object.prototype` or
  * `Array.prototype` (`trustFrozen`). A Proxy is trusted like the frozen object
@@ -154,12 +154,12 @@ function frozenData(v, keys) {
 function value(v, depth, path, key, answered = false) {
   switch (typeof v) {
     case "string":
-      mixString(v);
+      seen.push(v);
       word(4);
       string(v);
       return;
     case "number":
-      mixNumber(v);
+      seen.push(v);
       if (!Number.isFinite(v)) {
         word(0);
         return;
@@ -170,14 +170,14 @@ function value(v, depth, path, key, answered = false) {
       word(bitWords[1]);
       return;
     case "boolean":
-      mix(v ? 2 : 1);
+      seen.push(v);
       word(v ? 2 : 1);
       return;
     case "bigint":
       throw invalid(`${path}: a BigInt cannot be part of a chat message (convert it to a number or a string)`);
     case "object": {
       if (v === null) {
-        mix(7);
+        seen.push(null);
         word(0);
         return;
       }
@@ -190,7 +190,7 @@ function value(v, depth, path, key, answered = false) {
       if (Array.isArray(v)) {
         if (v.length > MAX_ITEMS) throw invalid(`${path}: an array of ${v.length} items is more than the ${MAX_ITEMS} this library reads`);
         if (frozen && !frozenData(v, v.keys())) frozen = false;
-        mix(5 + v.length * 8);
+        seen.push(ARRAY, v.length);
         word(5);
         word(v.length);
         const spanAt = nWords;
@@ -206,7 +206,7 @@ function value(v, depth, path, key, answered = false) {
           const item = v[i];
           if (skipped(item)) {
             flush();
-            mix(11);
+            seen.push(item);
             word(0);
             entries?.push(undefined);
           } else if (named) entries.push(message(item, depth + 1, i));
@@ -216,7 +216,7 @@ function value(v, depth, path, key, answered = false) {
         words[spanAt] = nWords - spanAt - 1;
         return;
       }
-      mix(6);
+      seen.push(OBJECT);
       word(6);
       const countAt = nWords;
       word(0);
@@ -227,7 +227,7 @@ function value(v, depth, path, key, answered = false) {
       for (const k of keys) {
         const item = v[k];
         if (skipped(item)) continue;
-        mixString(k);
+        seen.push(k);
         string(k);
         if (depth === 0 && MESSAGE_KEYS.includes(k)) {
           if (!readKeys.has(k)) readKeys.set(k, item);
@@ -239,89 +239,59 @@ function value(v, depth, path, key, answered = false) {
       }
       words[countAt] = count;
       words[countAt + 1] = nWords - countAt - 2;
+      seen.push(END);
       return;
     }
     default:
-      mix(11);
+      seen.push(v);
       word(0);
   }
 }
 
 /**
- * The fingerprint of the message being read: its shape, its string lengths and
- * three characters of each string (FNV-1a steps on `hash`). It guards the
- * per-message cache against a message edited in place; an edit that keeps every
- * length and those characters goes unseen. `value` mixes it while it writes (a
- * message the cache does not hold costs no second walk); `fingerprint` walks a
- * cached message the same way without writing. Were the two ever to differ,
- * the cost is a cache miss, never a wrong answer.
+ * What each message was when it was written, to tell whether it changed since:
+ * the sequence of its values as `value` walks them (every string, number,
+ * boolean, null and key, with a mark where an array — and its length — or an
+ * object starts and where an object ends). A cached message is taken only when
+ * a walk finds the same sequence, compared by identity (the same string object
+ * costs one comparison, however long; an equal new one is compared by content),
+ * so any change that `JSON.stringify` would show is seen. Each message has an
+ * array of its own (`seen` while it is written), so that what the cache keeps
+ * of a message lives no longer than the message.
  */
-let hash = 0;
-const mix = (x) => {
-  hash = Math.imul(hash ^ x, 0x01000193);
-};
+let seen = [];
+const ARRAY = Symbol("array");
+const OBJECT = Symbol("object");
+const END = Symbol("end");
+/** The recorded sequence being compared (`unchanged`) and the place in it. */
+let recorded;
+let at = 0;
 
-function mixString(s) {
-  const n = s.length;
-  mix(n);
-  if (n > 0) {
-    mix(s.charCodeAt(0));
-    mix(s.charCodeAt(n >> 1));
-    mix(s.charCodeAt(n - 1));
+/** Whether `v` walks as the recorded sequence does from `at` on (a shape `value` rejects does not). */
+function unchanged(v, depth, answered = false) {
+  if (v === null || typeof v !== "object") {
+    const r = recorded[at++];
+    return r === v || (v !== v && r !== r); // NaN is NaN
   }
-}
-
-function mixNumber(v) {
-  mix(3);
-  mix(v | 0);
-  mix((v % 1) * 1e9);
-}
-
-/** Mixes `v` into `hash` as `value` would write it (a shape `value` rejects ends the walk). */
-function fingerprint(v, depth, answered = false) {
-  switch (typeof v) {
-    case "string":
-      mixString(v);
-      return;
-    case "number":
-      mixNumber(v);
-      return;
-    case "boolean":
-      mix(v ? 2 : 1);
-      return;
-    case "object": {
-      if (v === null || depth >= MAX_DEPTH) {
-        mix(7);
-        return;
-      }
-      if (!answered && typeof v.toJSON === "function") {
-        fingerprint(v.toJSON(), depth + 1, true);
-        return;
-      }
-      if (Array.isArray(v)) {
-        mix(5 + v.length * 8);
-        for (let i = 0; i < v.length && i < MAX_ITEMS; i++) fingerprint(v[i], depth + 1);
-        return;
-      }
-      mix(6);
-      // The keys `value` writes, no others: `for…in` (no key array) would also
-      // see a prototype's keys, run its getters, and hash a property moved to
-      // the prototype as if it were still there.
-      for (const k of Object.keys(v)) {
-        const item = v[k];
-        if (skipped(item)) continue;
-        mixString(k);
-        fingerprint(item, depth + 1);
-      }
-      return;
-    }
-    default:
-      mix(11);
+  if (depth >= MAX_DEPTH) return false;
+  if (!answered && typeof v.toJSON === "function") return unchanged(v.toJSON(), depth + 1, true);
+  if (Array.isArray(v)) {
+    if (v.length > MAX_ITEMS || recorded[at++] !== ARRAY || recorded[at++] !== v.length) return false;
+    for (let i = 0; i < v.length; i++) if (!unchanged(v[i], depth + 1)) return false;
+    return true;
   }
+  if (recorded[at++] !== OBJECT) return false;
+  // The keys `value` writes, no others (`for…in` would also see a prototype's).
+  for (const k of Object.keys(v)) {
+    const item = v[k];
+    if (skipped(item)) continue;
+    if (recorded[at++] !== k || !unchanged(item, depth + 1)) return false;
+  }
+  return recorded[at++] === END;
 }
 
 /**
- * Each message object's cached segment: `{fp, frozen, words, bytes, remapped}`
+ * Each message object's cached segment: `{seen, frozen, words, bytes, remapped}`
  * (its tape, position-independent, see src/tape.rs; `frozen`: it can never
  * change) and, once wasm read it, `by` (the tokenizer) and `record` (see
  * src/memo.rs). Kept while the caller holds the message.
@@ -416,8 +386,8 @@ function readingFailed(e, path) {
 }
 
 /**
- * Writes one message as a segment: copied from the cache when its fingerprint
- * still matches (or, for the meter, a stub), else written (and cached). Returns
+ * Writes one message as a segment: copied from the cache when it walks as it
+ * was written (or, for the meter, a stub), else written (and cached). Returns
  * its cache entry (undefined: not cached). `index`: its place in the message
  * array (errors name it).
  */
@@ -425,17 +395,19 @@ function message(v, depth, index) {
   const cacheable = caching && v !== null && typeof v === "object";
   const cached = cacheable ? segments.get(v) : undefined;
   if (cached !== undefined) {
-    hash = cached.fp;
-    // A frozen message cannot have changed: no fingerprint to take.
-    if (!cached.frozen || !trustFrozen) {
-      hash = 0x811c9dc5;
+    // A frozen message cannot have changed: no walk to take.
+    let same = cached.frozen && trustFrozen;
+    if (!same) {
+      [recorded, at] = [cached.seen, 0];
       try {
-        fingerprint(v, depth);
+        same = unchanged(v, depth) && at === recorded.length;
       } catch (e) {
         throw readingFailed(e, `messages[${index}]`);
+      } finally {
+        recorded = undefined;
       }
     }
-    if (hash === cached.fp) {
+    if (same) {
       // Known to the meter: one word instead of the message (src/memo.rs).
       if (stubBy !== undefined && cached.by === stubBy && (cached.record[0] & RECORD_STUB) !== 0) {
         flush();
@@ -448,6 +420,7 @@ function message(v, depth, index) {
   const path = `messages[${index}]`;
   const outerBase = base;
   const outerRemapped = remapped;
+  const outerSeen = seen;
   try {
     word(7);
     word(nBytes);
@@ -455,12 +428,11 @@ function message(v, depth, index) {
     const startBytes = nBytes;
     base = nBytes;
     remapped = false;
-    hash = 0x811c9dc5;
     frozen = true;
+    seen = [];
     value(v, depth, path);
-    const fp = hash;
     if (cacheable) {
-      const entry = { fp, frozen, words, bytes, w0: startWords, w1: nWords, b0: startBytes, b1: nBytes, remapped };
+      const entry = { seen, frozen, words, bytes, w0: startWords, w1: nWords, b0: startBytes, b1: nBytes, remapped };
       segments.set(v, entry);
       fresh.push(entry);
       return entry;
@@ -471,6 +443,7 @@ function message(v, depth, index) {
   } finally {
     frozen = false;
     base = outerBase;
+    seen = outerSeen;
     remapped ||= outerRemapped;
   }
 }
@@ -500,6 +473,7 @@ function tape(input, what, cache = true, stubTokenizer = undefined) {
   nWords = 0;
   nBytes = 0;
   base = 0;
+  seen = [];
   readMessages = undefined;
   readKeys = new Map();
   entriesOf = new Map();
@@ -534,7 +508,7 @@ function tape(input, what, cache = true, stubTokenizer = undefined) {
 
 /** `tape` while another encoding is under way: fresh buffers, the outer state restored. */
 function nested(input, what, cache, stubTokenizer) {
-  const outer = [words, bytes, nWords, nBytes, base, readMessages, readKeys, entriesOf, remapped, caching, stubBy, run, fresh, hash, frozen];
+  const outer = [words, bytes, nWords, nBytes, base, readMessages, readKeys, entriesOf, remapped, caching, stubBy, run, fresh, seen, recorded, at, frozen];
   fresh = [];
   words = new Uint32Array(1 << 10);
   bytes = new Uint8Array(1 << 12);
@@ -544,7 +518,7 @@ function nested(input, what, cache, stubTokenizer) {
     return { ...t, views: t.views.map((v) => v.slice()) };
   } finally {
     encoding = true;
-    [words, bytes, nWords, nBytes, base, readMessages, readKeys, entriesOf, remapped, caching, stubBy, run, fresh, hash, frozen] = outer;
+    [words, bytes, nWords, nBytes, base, readMessages, readKeys, entriesOf, remapped, caching, stubBy, run, fresh, seen, recorded, at, frozen] = outer;
   }
 }
 

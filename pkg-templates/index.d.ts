@@ -607,8 +607,8 @@ export interface CompactionOptions<M = any> {
   countTokens?: (text: string) => number;
   /**
    * The per-message cache (default true): each message object's encoded form and
-   * estimate are kept (WeakMap) and reused while its fingerprint — shape, string
-   * lengths, first/middle/last characters — matches. `false` for this call.
+   * estimate are kept (WeakMap) and reused while the message is unchanged (every
+   * value and key compared with what was written). `false` for this call.
    */
   cache?: boolean;
   /** The summarizer for the LLM modes (`structured`, `llm_replace`; with `compact` only). */

@@ -1,8 +1,8 @@
 //! What the JS layer's per-message cache carries between calls. A chat UI calls
 //! the library on every turn of a growing conversation; the JS layer keeps each
-//! message's record (per message object, guarded by a fingerprint) and hands it
-//! back, so a call estimates only the messages that are new or changed, and a
-//! meter reads nothing else at all.
+//! message's record (per message object, guarded by a snapshot of the message:
+//! see `pkg-templates/api.js`) and hands it back, so a call estimates only the
+//! messages that are new or changed, and a meter reads nothing else at all.
 //!
 //! A record is `[facts, reported, tokens, tokens of result 0, result 1, …]`.
 //! `facts` packs, low bits first: the format the message was read as (3 bits,

@@ -92,18 +92,18 @@ function slots(v, type, out = []) {
   return out;
 }
 
-/** `s` with the character at `i` changed (same length in UTF-16, so only the characters tell; an ideograph, so that the estimate tells too). */
+/** `s` with the character at `i` changed (same length in UTF-16; an ideograph, so that the estimate tells too). */
 const changedAt = (s, i) => s.slice(0, i) + (s[i] === "語" ? "字" : "語") + s.slice(i + 1);
 
 /** What an edit does to a string: a streamed reply grows; the rest keep or change its length. */
 const EDITS = {
   grow: (s) => `${s} and more`,
   shrink: (s) => (s.length > 1 ? s.slice(0, -1) : `${s}x`),
-  // The characters the fingerprint looks at (an edit elsewhere that keeps the
-  // length goes unseen: the documented limit, pinned in meter.test.mjs).
+  // Edits that keep the length: at either end, in the middle, or anywhere else.
   first: (s) => changedAt(s, 0),
   middle: (s) => changedAt(s, s.length >> 1),
   last: (s) => changedAt(s, s.length - 1),
+  inner: (s) => changedAt(s, Math.min(1, s.length - 1)),
 };
 
 const op = fc.oneof(
@@ -116,6 +116,8 @@ const op = fc.oneof(
   },
   // A number (provider usage, a timestamp) or a boolean (a Gemini thought) changed in place.
   fc.record({ kind: fc.constant("scalar"), at: fc.nat(), slot: fc.nat() }),
+  // A key renamed in place, its value kept (the history may turn invalid until undone).
+  fc.record({ kind: fc.constant("rename"), at: fc.nat(), slot: fc.nat() }),
   fc.record({ kind: fc.constant("replace"), at: fc.nat() }),
   fc.record({ kind: fc.constant("remove"), at: fc.nat() }),
   fc.record({ kind: fc.constant("move"), from: fc.nat(), to: fc.nat() }),
@@ -184,6 +186,20 @@ function run(format, ops) {
         if (found.length === 0) break;
         const [container, key] = found[o.slot % found.length];
         container[key] = typeof container[key] === "boolean" ? !container[key] : container[key] + 7;
+        break;
+      }
+      case "rename": {
+        const keys = slots(editable(pick(o.at)), "string");
+        if (keys.length === 0) break;
+        const [container, key] = keys[o.slot % keys.length];
+        const value = container[key];
+        delete container[key];
+        container[`${key}_`] = value;
+        undo.push(() => {
+          if (Object.isFrozen(container)) return;
+          delete container[`${key}_`];
+          container[key] = value;
+        });
         break;
       }
       case "replace":
