@@ -473,7 +473,6 @@ function tape(input, what, cache = true, stubTokenizer = undefined) {
   nWords = 0;
   nBytes = 0;
   base = 0;
-  seen = [];
   readMessages = undefined;
   readKeys = new Map();
   entriesOf = new Map();
@@ -494,6 +493,8 @@ function tape(input, what, cache = true, stubTokenizer = undefined) {
     }
   } finally {
     encoding = false;
+    // What was recorded outside the messages (a request's tools, say) is let go.
+    seen = [];
     settle();
   }
   const views = [words.subarray(0, nWords), bytes.subarray(0, nBytes)];
