@@ -509,7 +509,7 @@ function tape(input, what, cache = true, stubTokenizer = undefined) {
 
 /** `tape` while another encoding is under way: fresh buffers, the outer state restored. */
 function nested(input, what, cache, stubTokenizer) {
-  const outer = [words, bytes, nWords, nBytes, base, readMessages, readKeys, entriesOf, remapped, caching, stubBy, run, fresh, seen, recorded, at, frozen];
+  const outer = [words, bytes, nWords, nBytes, base, readMessages, readKeys, entriesOf, remapped, caching, stubBy, run, fresh, seen, recorded, at, frozen, trustFrozen];
   fresh = [];
   words = new Uint32Array(1 << 10);
   bytes = new Uint8Array(1 << 12);
@@ -519,7 +519,7 @@ function nested(input, what, cache, stubTokenizer) {
     return { ...t, views: t.views.map((v) => v.slice()) };
   } finally {
     encoding = true;
-    [words, bytes, nWords, nBytes, base, readMessages, readKeys, entriesOf, remapped, caching, stubBy, run, fresh, seen, recorded, at, frozen] = outer;
+    [words, bytes, nWords, nBytes, base, readMessages, readKeys, entriesOf, remapped, caching, stubBy, run, fresh, seen, recorded, at, frozen, trustFrozen] = outer;
   }
 }
 
