@@ -429,7 +429,9 @@ function message(v, depth, index) {
     base = nBytes;
     remapped = false;
     frozen = true;
-    seen = [];
+    // Its own snapshot array only where the cache keeps it; else what it records
+    // goes with the call's.
+    if (cacheable) seen = [];
     value(v, depth, path);
     if (cacheable) {
       const entry = { seen, frozen, words, bytes, w0: startWords, w1: nWords, b0: startBytes, b1: nBytes, remapped };
