@@ -154,12 +154,12 @@ function frozenData(v, keys) {
 function value(v, depth, path, key, answered = false) {
   switch (typeof v) {
     case "string":
-      seen.push(v);
+      seen?.push(v);
       word(4);
       string(v);
       return;
     case "number":
-      seen.push(v);
+      seen?.push(v);
       if (!Number.isFinite(v)) {
         word(0);
         return;
@@ -170,14 +170,14 @@ function value(v, depth, path, key, answered = false) {
       word(bitWords[1]);
       return;
     case "boolean":
-      seen.push(v);
+      seen?.push(v);
       word(v ? 2 : 1);
       return;
     case "bigint":
       throw invalid(`${path}: a BigInt cannot be part of a chat message (convert it to a number or a string)`);
     case "object": {
       if (v === null) {
-        seen.push(null);
+        seen?.push(null);
         word(0);
         return;
       }
@@ -190,7 +190,7 @@ function value(v, depth, path, key, answered = false) {
       if (Array.isArray(v)) {
         if (v.length > MAX_ITEMS) throw invalid(`${path}: an array of ${v.length} items is more than the ${MAX_ITEMS} this library reads`);
         if (frozen && !frozenData(v, v.keys())) frozen = false;
-        seen.push(ARRAY, v.length);
+        seen?.push(ARRAY, v.length);
         word(5);
         word(v.length);
         const spanAt = nWords;
@@ -200,23 +200,30 @@ function value(v, depth, path, key, answered = false) {
         const named = depth === 0 || key !== undefined;
         if (depth === 0) readMessages = v;
         else if (named) readKeys.set(key, v);
-        const entries = named ? [] : undefined;
+        // A message array's items are read once, before the cache decides on it.
+        const items = named ? readItems(v) : v;
+        const outerCaching = caching;
+        if (named) caching &&= seenBefore(items);
+        const entries = named && caching ? [] : undefined;
         if (named) entriesOf.set(v, entries);
-        for (let i = 0; i < v.length; i++) {
-          const item = v[i];
+        for (let i = 0; i < items.length; i++) {
+          const item = items[i];
           if (skipped(item)) {
             flush();
-            seen.push(item);
+            seen?.push(item);
             word(0);
             entries?.push(undefined);
-          } else if (named) entries.push(message(item, depth + 1, i));
-          else value(item, depth + 1, path);
+          } else if (named) {
+            const entry = message(item, depth + 1, i);
+            entries?.push(entry);
+          } else value(item, depth + 1, path);
         }
+        caching = outerCaching;
         flush();
         words[spanAt] = nWords - spanAt - 1;
         return;
       }
-      seen.push(OBJECT);
+      seen?.push(OBJECT);
       word(6);
       const countAt = nWords;
       word(0);
@@ -227,7 +234,7 @@ function value(v, depth, path, key, answered = false) {
       for (const k of keys) {
         const item = v[k];
         if (skipped(item)) continue;
-        seen.push(k);
+        seen?.push(k);
         string(k);
         if (depth === 0 && MESSAGE_KEYS.includes(k)) {
           if (!readKeys.has(k)) readKeys.set(k, item);
@@ -239,11 +246,11 @@ function value(v, depth, path, key, answered = false) {
       }
       words[countAt] = count;
       words[countAt + 1] = nWords - countAt - 2;
-      seen.push(END);
+      seen?.push(END);
       return;
     }
     default:
-      seen.push(v);
+      seen?.push(v);
       word(0);
   }
 }
@@ -257,37 +264,44 @@ function value(v, depth, path, key, answered = false) {
  * costs one comparison, however long; an equal new one is compared by content),
  * so any change that `JSON.stringify` would show is seen. Each message has an
  * array of its own (`seen` while it is written), so that what the cache keeps
- * of a message lives no longer than the message.
+ * of a message lives no longer than the message; nothing else is recorded
+ * (`seen` is undefined outside a message the cache takes).
  */
-let seen = [];
+let seen;
 const ARRAY = Symbol("array");
 const OBJECT = Symbol("object");
 const END = Symbol("end");
-/** The recorded sequence being compared (`unchanged`) and the place in it. */
-let recorded;
-let at = 0;
-
-/** Whether `v` walks as the recorded sequence does from `at` on (a shape `value` rejects does not). */
-function unchanged(v, depth, answered = false) {
+/**
+ * Where `v` stops walking as the sequence `recorded` does from `at` on: the
+ * position after it, or -1 where it differs (a shape `value` rejects differs).
+ * The state travels in the arguments: module variables cost a context load
+ * each (−10% on the walk, measured on the synthetic history).
+ */
+function unchanged(v, recorded, at, depth, answered) {
   if (v === null || typeof v !== "object") {
-    const r = recorded[at++];
-    return r === v || (v !== v && r !== r); // NaN is NaN
+    const r = recorded[at];
+    return r === v || (v !== v && r !== r) ? at + 1 : -1; // NaN is NaN
   }
-  if (depth >= MAX_DEPTH) return false;
-  if (!answered && typeof v.toJSON === "function") return unchanged(v.toJSON(), depth + 1, true);
+  if (depth >= MAX_DEPTH) return -1;
+  if (!answered && typeof v.toJSON === "function") return unchanged(v.toJSON(), recorded, at, depth + 1, true);
   if (Array.isArray(v)) {
-    if (v.length > MAX_ITEMS || recorded[at++] !== ARRAY || recorded[at++] !== v.length) return false;
-    for (let i = 0; i < v.length; i++) if (!unchanged(v[i], depth + 1)) return false;
-    return true;
+    if (v.length > MAX_ITEMS || recorded[at] !== ARRAY || recorded[at + 1] !== v.length) return -1;
+    at += 2;
+    for (let i = 0; i < v.length && at >= 0; i++) at = unchanged(v[i], recorded, at, depth + 1, false);
+    return at;
   }
-  if (recorded[at++] !== OBJECT) return false;
+  if (recorded[at++] !== OBJECT) return -1;
   // The keys `value` writes, no others (`for…in` would also see a prototype's).
-  for (const k of Object.keys(v)) {
+  const keys = Object.keys(v);
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i];
     const item = v[k];
     if (skipped(item)) continue;
-    if (recorded[at++] !== k || !unchanged(item, depth + 1)) return false;
+    if (recorded[at] !== k) return -1;
+    at = unchanged(item, recorded, at + 1, depth + 1, false);
+    if (at < 0) return -1;
   }
-  return recorded[at++] === END;
+  return recorded[at] === END ? at + 1 : -1;
 }
 
 /**
@@ -297,6 +311,40 @@ function unchanged(v, depth, answered = false) {
  * src/memo.rs). Kept while the caller holds the message.
  */
 const segments = new WeakMap();
+
+/** A message array's items, each read once. */
+function readItems(v) {
+  const items = new Array(v.length);
+  for (let i = 0; i < items.length; i++) items[i] = v[i];
+  return items;
+}
+
+/**
+ * Messages a call found at positions 1, 2, 4, 8, … of a history (0 for a
+ * history of one), for `seenBefore`.
+ */
+const sighted = new WeakSet();
+
+/**
+ * Whether the cache takes this history's messages: only once a later call
+ * finds one of them at one of those positions again (or cached). A history
+ * read once — the request a Worker or a server parses, a CLI's file — then
+ * pays nothing for a cache it would never hit: keeping each message (a
+ * `WeakMap` entry, a snapshot, its segment) costs a first call about a third of
+ * its time. A chat UI's history is cached from its second call on; a head
+ * object made anew for each call (a system prompt) or a constant one shared by
+ * every request does not decide it.
+ */
+function seenBefore(items) {
+  const one = items.length === 1;
+  for (let i = one ? 0 : 1; i < items.length; i = one ? Infinity : 2 * i) {
+    const m = items[i];
+    if (m === null || typeof m !== "object") continue;
+    if (sighted.has(m) || segments.has(m)) return true;
+    sighted.add(m);
+  }
+  return false;
+}
 
 /**
  * Cached segments that lay one after another in the same slab (written by one
@@ -398,13 +446,10 @@ function message(v, depth, index) {
     // A frozen message cannot have changed: no walk to take.
     let same = cached.frozen && trustFrozen;
     if (!same) {
-      [recorded, at] = [cached.seen, 0];
       try {
-        same = unchanged(v, depth) && at === recorded.length;
+        same = unchanged(v, cached.seen, 0, depth, false) === cached.seen.length;
       } catch (e) {
         throw readingFailed(e, `messages[${index}]`);
-      } finally {
-        recorded = undefined;
       }
     }
     if (same) {
@@ -428,13 +473,12 @@ function message(v, depth, index) {
     const startBytes = nBytes;
     base = nBytes;
     remapped = false;
-    frozen = true;
-    // Its own snapshot array only where the cache keeps it; else what it records
-    // goes with the call's.
-    if (cacheable) seen = [];
+    // Whether it is frozen, and what it was, matter only to the cache.
+    frozen = cacheable;
+    seen = cacheable ? [] : undefined;
     value(v, depth, path);
     if (cacheable) {
-      const entry = { seen, frozen, words, bytes, w0: startWords, w1: nWords, b0: startBytes, b1: nBytes, remapped };
+      const entry = { seen, frozen, words, bytes, w0: startWords, w1: nWords, b0: startBytes, b1: nBytes, remapped, by: undefined, record: undefined };
       segments.set(v, entry);
       fresh.push(entry);
       return entry;
@@ -484,6 +528,7 @@ function tape(input, what, cache = true, stubTokenizer = undefined) {
   run = undefined;
   trustFrozen = !("toJSON" in Array.prototype);
   frozen = false; // tracked inside messages only
+  seen = undefined; // recorded inside messages only (a nested call's own values stay out of the outer message's)
   encoding = true;
   try {
     try {
@@ -495,8 +540,7 @@ function tape(input, what, cache = true, stubTokenizer = undefined) {
     }
   } finally {
     encoding = false;
-    // What was recorded outside the messages (a request's tools, say) is let go.
-    seen = [];
+    seen = undefined;
     settle();
   }
   const views = [words.subarray(0, nWords), bytes.subarray(0, nBytes)];
@@ -511,7 +555,7 @@ function tape(input, what, cache = true, stubTokenizer = undefined) {
 
 /** `tape` while another encoding is under way: fresh buffers, the outer state restored. */
 function nested(input, what, cache, stubTokenizer) {
-  const outer = [words, bytes, nWords, nBytes, base, readMessages, readKeys, entriesOf, remapped, caching, stubBy, run, fresh, seen, recorded, at, frozen, trustFrozen];
+  const outer = [words, bytes, nWords, nBytes, base, readMessages, readKeys, entriesOf, remapped, caching, stubBy, run, fresh, seen, frozen, trustFrozen];
   fresh = [];
   words = new Uint32Array(1 << 10);
   bytes = new Uint8Array(1 << 12);
@@ -521,7 +565,7 @@ function nested(input, what, cache, stubTokenizer) {
     return { ...t, views: t.views.map((v) => v.slice()) };
   } finally {
     encoding = true;
-    [words, bytes, nWords, nBytes, base, readMessages, readKeys, entriesOf, remapped, caching, stubBy, run, fresh, seen, recorded, at, frozen, trustFrozen] = outer;
+    [words, bytes, nWords, nBytes, base, readMessages, readKeys, entriesOf, remapped, caching, stubBy, run, fresh, seen, frozen, trustFrozen] = outer;
   }
 }
 
@@ -649,6 +693,12 @@ function withPins(opts, options, messages) {
 }
 
 const NO_RECORDS = new Float64Array(0);
+/**
+ * The buffer `known` is built in, reused: a new 100 KB `Float64Array` a call
+ * cost a fifth of `knownRecords`. The glue copies it into wasm before anything
+ * else runs, so no call can see another's.
+ */
+let knownScratch = new Float64Array(1 << 12);
 
 /**
  * The tokenizer the cached records of this call are keyed by; undefined when no
@@ -669,11 +719,12 @@ function knownRecords(by, entries) {
   let size = 0;
   for (const e of entries) if (e !== undefined && e.by === by) size += e.record.length;
   if (size === 0) return NO_RECORDS;
-  const known = new Float64Array(entries.length + size);
+  if (knownScratch.length < entries.length + size) knownScratch = new Float64Array(2 * (entries.length + size));
+  const known = knownScratch;
   let at = 0;
   for (const e of entries) {
     if (e === undefined || e.by !== by) {
-      at++;
+      known[at++] = 0; // not known (the buffer holds an earlier call's records)
       continue;
     }
     const record = e.record;
@@ -681,7 +732,7 @@ function knownRecords(by, entries) {
     known[at++] = record.length;
     for (let k = 0; k < record.length; k++) known[at++] = record[k];
   }
-  return known;
+  return known.subarray(0, at);
 }
 
 /** Keeps the records wasm made in this call (`[index, length, record…]…`) in the messages' cache entries. */
@@ -716,7 +767,7 @@ function call(exportFn, history, options, rest = [], stubs = false) {
   let envelope;
   try {
     // Records are made in wasm only where they are kept (`by`).
-    envelope = exportFn(w, b, opts, ...rest, count, known, by !== undefined);
+    envelope = exportFn(w, b, opts, ...rest, count, known, by !== undefined && entries !== undefined);
   } finally {
     release();
   }
@@ -817,7 +868,7 @@ class Job {
     this.remapped = remapped;
     const by = recordsBy(options);
     this.known = () => knownRecords(by, entries);
-    this.keeps = by !== undefined;
+    this.keeps = by !== undefined && entries !== undefined;
     this.keep = (memo) => keepRecords(memo, by, entries);
   }
 

@@ -608,7 +608,8 @@ export interface CompactionOptions<M = any> {
   /**
    * The per-message cache (default true): each message object's encoded form and
    * estimate are kept (WeakMap) and reused while the message is unchanged (every
-   * value and key compared with what was written). `false` for this call.
+   * value and key compared with what was written). A history is kept from its
+   * second call on (a request read once keeps nothing). `false` for this call.
    */
   cache?: boolean;
   /** The summarizer for the LLM modes (`structured`, `llm_replace`; with `compact` only). */
