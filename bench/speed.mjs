@@ -1,8 +1,9 @@
 // The incremental benchmark (issue #9): the package in Node on the synthetic
 // 2,000-message agent history, objects in and out, medians. Cold = the first
-// call on message objects the library has not seen (it keeps nothing of a
-// history read once); the second call on them fills the cache; warm = the next
-// call after one message was appended. LangChain's trimMessages runs on the same history
+// call on message objects the library has not seen (a compaction keeps nothing
+// of a history it has not seen, the meter keeps what it reads); 2nd call = the
+// next call on the same objects (a compaction's fills the cache); warm = the
+// next call after one message was appended. LangChain's trimMessages runs on the same history
 // and budget for scale. Run after a build: `node bench/speed.mjs`.
 import { trimMessages, AIMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
 import * as cc from "../pkg/node.js";
@@ -43,8 +44,8 @@ const deepFreeze = (v) => {
 
 /**
  * Cold, second and warm medians of `f(history)` on an n-message history
- * (`prepare`: applied to each fresh copy). The second call on the same objects
- * is the one that fills the cache (a history read once keeps nothing).
+ * (`prepare`: applied to each fresh copy); `second`: also the second call on
+ * the same objects (for a compaction, the one that fills the cache).
  */
 async function coldWarm(n, f, prepare = (h) => h, second = false) {
   const base = syntheticAgentHistory(n);
@@ -66,10 +67,10 @@ const calls = {
 const history = syntheticAgentHistory(2000);
 const mb = (JSON.stringify(history).length / 1e6).toFixed(2);
 console.log(`synthetic agent history: ${history.length} messages, ${mb} MB; window ${WINDOW}, threshold ${Math.round(WINDOW * 0.95)}`);
-console.log(`${"call".padEnd(36)} ${"cold".padStart(11)} ${"warm (+1 message)".padStart(19)} ${"2nd call (fills the cache)".padStart(28)}`);
+console.log(`${"call".padEnd(36)} ${"cold".padStart(11)} ${"warm (+1 message)".padStart(19)} ${"2nd call, same objects".padStart(24)}`);
 for (const [name, f] of Object.entries(calls)) {
   const { cold, fills, warm } = await coldWarm(2000, f, undefined, true);
-  console.log(`${`chat-compaction ${name}`.padEnd(36)} ${fmt(cold)} ${fmt(warm).padStart(19)} ${fmt(fills).padStart(28)}`);
+  console.log(`${`chat-compaction ${name}`.padEnd(36)} ${fmt(cold)} ${fmt(warm).padStart(19)} ${fmt(fills).padStart(24)}`);
 }
 
 // LangChain trimMessages on the same history and budget (keep the last messages
@@ -97,7 +98,7 @@ console.log(`${"JSON.stringify (reading the objects)".padEnd(36)} ${fmt(floor)}`
 console.log("\ndeeply frozen messages (Immer, Redux Toolkit, Object.freeze):");
 for (const [name, f] of Object.entries(calls)) {
   const { cold, fills, warm } = await coldWarm(2000, f, (h) => h.map(deepFreeze), true);
-  console.log(`${`chat-compaction ${name}`.padEnd(36)} ${fmt(cold)} ${fmt(warm).padStart(19)} ${fmt(fills).padStart(28)}`);
+  console.log(`${`chat-compaction ${name}`.padEnd(36)} ${fmt(cold)} ${fmt(warm).padStart(19)} ${fmt(fills).padStart(24)}`);
 }
 
 const ours = cc.compactSync(history, { mode: "recency_preserving", contextWindow: WINDOW });

@@ -49,6 +49,8 @@ let remapped = false;
 let encoding = false;
 // Whether messages are written from (and into) the per-message cache this call.
 let caching = true;
+// Whether the cache takes a message array only once it was seen before (`seenBefore`).
+let onceSeen = false;
 // The tokenizer whose records let a stub stand for a known message (the meter
 // and the total only; undefined: every message is written out).
 let stubBy;
@@ -132,14 +134,18 @@ const skipped = (item) => item === undefined || typeof item === "function" || ty
 let frozen = false;
 let trustFrozen = true;
 
-/** Whether `v` is a frozen plain object or array with value properties only (`keys`: its own keys that are written). */
+/**
+ * Whether `v` is a frozen plain object or array with value properties only
+ * (`keys`: its own keys that are written; for an array, their number).
+ */
 function frozenData(v, keys) {
   const proto = Object.getPrototypeOf(v);
   // A class's prototype may gain a toJSON later; the built-in ones are watched.
   if (proto !== Object.prototype && proto !== Array.prototype && proto !== null) return false;
   if (!Object.isFrozen(v)) return false;
-  for (const k of keys) {
-    const d = Object.getOwnPropertyDescriptor(v, k);
+  const indices = typeof keys === "number";
+  for (let i = 0; i < (indices ? keys : keys.length); i++) {
+    const d = Object.getOwnPropertyDescriptor(v, indices ? i : keys[i]);
     if (d === undefined || d.get !== undefined || d.set !== undefined) return false;
   }
   return true;
@@ -188,11 +194,13 @@ function value(v, depth, path, key, answered = false) {
         return;
       }
       if (Array.isArray(v)) {
-        if (v.length > MAX_ITEMS) throw invalid(`${path}: an array of ${v.length} items is more than the ${MAX_ITEMS} this library reads`);
-        if (frozen && !frozenData(v, v.keys())) frozen = false;
-        seen?.push(ARRAY, v.length);
+        // Its length is read once (as JSON.stringify does), whatever a Proxy answers later.
+        const n = v.length;
+        if (n > MAX_ITEMS) throw invalid(`${path}: an array of ${n} items is more than the ${MAX_ITEMS} this library reads`);
+        if (frozen && !frozenData(v, n)) frozen = false;
+        seen?.push(ARRAY, n);
         word(5);
-        word(v.length);
+        word(n);
         const spanAt = nWords;
         word(0);
         // Name the message in errors (`messages[3]: …`, in every format, as the
@@ -201,12 +209,12 @@ function value(v, depth, path, key, answered = false) {
         if (depth === 0) readMessages = v;
         else if (named) readKeys.set(key, v);
         // A message array's items are read once, before the cache decides on it.
-        const items = named ? readItems(v) : v;
+        const items = named ? readItems(v, n) : v;
         const outerCaching = caching;
-        if (named) caching &&= seenBefore(items);
+        if (named && onceSeen) caching &&= seenBefore(items);
         const entries = named && caching ? [] : undefined;
         if (named) entriesOf.set(v, entries);
-        for (let i = 0; i < items.length; i++) {
+        for (let i = 0; i < n; i++) {
           const item = items[i];
           if (skipped(item)) {
             flush();
@@ -285,9 +293,10 @@ function unchanged(v, recorded, at, depth, answered) {
   if (depth >= MAX_DEPTH) return -1;
   if (!answered && typeof v.toJSON === "function") return unchanged(v.toJSON(), recorded, at, depth + 1, true);
   if (Array.isArray(v)) {
-    if (v.length > MAX_ITEMS || recorded[at] !== ARRAY || recorded[at + 1] !== v.length) return -1;
+    const n = v.length;
+    if (n > MAX_ITEMS || recorded[at] !== ARRAY || recorded[at + 1] !== n) return -1;
     at += 2;
-    for (let i = 0; i < v.length && at >= 0; i++) at = unchanged(v[i], recorded, at, depth + 1, false);
+    for (let i = 0; i < n && at >= 0; i++) at = unchanged(v[i], recorded, at, depth + 1, false);
     return at;
   }
   if (recorded[at++] !== OBJECT) return -1;
@@ -312,28 +321,30 @@ function unchanged(v, recorded, at, depth, answered) {
  */
 const segments = new WeakMap();
 
-/** A message array's items, each read once. */
-function readItems(v) {
-  const items = new Array(v.length);
-  for (let i = 0; i < items.length; i++) items[i] = v[i];
+/** A message array's `n` items, each read once. */
+function readItems(v, n) {
+  const items = new Array(n);
+  for (let i = 0; i < n; i++) items[i] = v[i];
   return items;
 }
 
 /**
- * Messages a call found at positions 1, 2, 4, 8, … of a history (0 for a
+ * Messages a compaction found at positions 1, 2, 4, 8, … of a history (0 for a
  * history of one), for `seenBefore`.
  */
 const sighted = new WeakSet();
 
 /**
- * Whether the cache takes this history's messages: only once a later call
- * finds one of them at one of those positions again (or cached). A history
- * read once — the request a Worker or a server parses, a CLI's file — then
- * pays nothing for a cache it would never hit: keeping each message (a
- * `WeakMap` entry, a snapshot, its segment) costs a first call about a third of
- * its time. A chat UI's history is cached from its second call on; a head
- * object made anew for each call (a system prompt) or a constant one shared by
- * every request does not decide it.
+ * Whether a compaction keeps this history's messages in the cache: only once a
+ * later call finds one of them at one of those positions again (or cached).
+ * Keeping a message costs a call more than reading it, and a compaction is
+ * often the only call on its objects — the request a server parses and
+ * compacts, a CLI's file — so such a history keeps nothing. A chat UI's history
+ * is kept from its second compaction on, or from its first meter (`measure` and
+ * `estimateTokens` keep what they read: a meter is redrawn every turn, and a
+ * compaction often follows it, as in the Worker proxy). A head object made anew
+ * for each call (a system prompt) or a constant one shared by every request
+ * decides nothing (position 0 is not looked at).
  */
 function seenBefore(items) {
   const one = items.length === 1;
@@ -500,6 +511,7 @@ function release() {
   if (encoding) return;
   if (bytes.length > 1 << 24) bytes = new Uint8Array(1 << 16);
   if (words.length > 1 << 22) words = new Uint32Array(1 << 14);
+  if (knownScratch.length > 1 << 16) knownScratch = new Float64Array(1 << 12);
 }
 
 /**
@@ -507,11 +519,12 @@ function release() {
  * wasm, the message array as read, the request key it was read from (undefined
  * for an array), whether lone surrogates were hidden, and the messages' cache
  * entries. `cache`: whether messages come from and go to the per-message
- * cache; `stubTokenizer`: the tokenizer of the records a stub may stand on
+ * cache (`true`), not (`false`), or only once the history was seen before
+ * (`"once seen"`, see `seenBefore`); `stubTokenizer`: the tokenizer of the records a stub may stand on
  * (undefined: no stubs). A call made from inside the caller's getter or toJSON (re-entrant)
  * encodes into buffers of its own and leaves the outer encoding as it was.
  */
-function tape(input, what, cache = true, stubTokenizer = undefined) {
+function tape(input, what, cache = "once seen", stubTokenizer = undefined) {
   if (input === undefined) {
     throw invalid(`${what}: expected ${EXPECTED_INPUT}, got undefined`);
   }
@@ -523,7 +536,8 @@ function tape(input, what, cache = true, stubTokenizer = undefined) {
   readKeys = new Map();
   entriesOf = new Map();
   remapped = false;
-  caching = cache;
+  caching = cache !== false;
+  onceSeen = cache === "once seen";
   stubBy = stubTokenizer;
   run = undefined;
   trustFrozen = !("toJSON" in Array.prototype);
@@ -555,7 +569,7 @@ function tape(input, what, cache = true, stubTokenizer = undefined) {
 
 /** `tape` while another encoding is under way: fresh buffers, the outer state restored. */
 function nested(input, what, cache, stubTokenizer) {
-  const outer = [words, bytes, nWords, nBytes, base, readMessages, readKeys, entriesOf, remapped, caching, stubBy, run, fresh, seen, frozen, trustFrozen];
+  const outer = [words, bytes, nWords, nBytes, base, readMessages, readKeys, entriesOf, remapped, caching, onceSeen, stubBy, run, fresh, seen, frozen, trustFrozen];
   fresh = [];
   words = new Uint32Array(1 << 10);
   bytes = new Uint8Array(1 << 12);
@@ -565,7 +579,7 @@ function nested(input, what, cache, stubTokenizer) {
     return { ...t, views: t.views.map((v) => v.slice()) };
   } finally {
     encoding = true;
-    [words, bytes, nWords, nBytes, base, readMessages, readKeys, entriesOf, remapped, caching, stubBy, run, fresh, seen, frozen, trustFrozen] = outer;
+    [words, bytes, nWords, nBytes, base, readMessages, readKeys, entriesOf, remapped, caching, onceSeen, stubBy, run, fresh, seen, frozen, trustFrozen] = outer;
   }
 }
 
@@ -751,17 +765,18 @@ function keepRecords(memo, by, entries) {
 
 /**
  * Calls a wasm export with the encoded history, the options, `rest`, the
- * caller's counter and the records known. `stubs`: known messages may go as
- * stubs (the meter and the total read nothing else of them); should wasm miss
- * one (the history now reads as another format), the call is made again with
- * every message written out.
+ * caller's counter and the records known. `stubs`: a meter call — known
+ * messages may go as stubs (the meter and the total read nothing else of
+ * them), and what it reads is kept at once (a compaction keeps a history only
+ * once seen, see `seenBefore`); should wasm miss a stub (the history now reads
+ * as another format), the call is made again with every message written out.
  */
 function call(exportFn, history, options, rest = [], stubs = false) {
   ensureReady();
   let opts = optionsJson(options);
   const [count, check] = counter(options);
   const by = recordsBy(options);
-  const { views: [w, b], messages, key, remapped, entries } = tape(history, "input", options?.cache !== false, stubs ? by : undefined);
+  const { views: [w, b], messages, key, remapped, entries } = tape(history, "input", options?.cache === false ? false : stubs || "once seen", stubs ? by : undefined);
   opts = withPins(opts, options, messages);
   const known = knownRecords(by, entries);
   let envelope;
@@ -855,7 +870,7 @@ class Job {
     ensureReady();
     this.options = optionsJson(options);
     [this.count, this.check] = counter(options);
-    const { views, messages, key, remapped, entries } = tape(history, "input", options?.cache !== false);
+    const { views, messages, key, remapped, entries } = tape(history, "input", options?.cache === false ? false : "once seen");
     try {
       this.tape = views.map((v) => v.slice());
     } finally {
@@ -875,7 +890,12 @@ class Job {
   /** The next step for the replies so far: `{ask}` or `{done}`. */
   step(replies, failure) {
     const [w, b] = this.tape;
-    const envelope = raw.compactStepTape(w, b, this.options, JSON.stringify(replies), this.count, this.known(), this.keeps);
+    let envelope;
+    try {
+      envelope = raw.compactStepTape(w, b, this.options, JSON.stringify(replies), this.count, this.known(), this.keeps);
+    } finally {
+      release();
+    }
     this.check();
     const parsed = JSON.parse(envelope);
     this.keep(parsed.memo);

@@ -83,6 +83,7 @@ test("a custom counter is used for every part", () => {
 
 const fresh = () => structuredClone(history);
 const uncached = (h, o = {}) => measure(h, { ...o, cache: false });
+
 /** Deep-freezes `v` (as Immer and Redux Toolkit leave state). */
 const deepFreeze = (v) => {
   if (v !== null && typeof v === "object") {
@@ -92,44 +93,42 @@ const deepFreeze = (v) => {
   return v;
 };
 
-/**
- * Measures twice: the cache takes a history only from its second call on (a
- * history read once keeps nothing, see `seenBefore` in api.js), so a test of
- * what a warm call does primes it with two.
- */
-const prime = (h, o = {}) => (measure(h, o), measure(h, o));
-
-test("a history read once keeps nothing; its second call fills the cache and the third hits it", () => {
-  // A frozen message behind a Proxy: a hit reads nothing of it (see below).
+test("a compaction keeps a history only once it has seen it; the meter keeps what it reads", () => {
+  // A frozen message behind a Proxy: a cache hit reads nothing of it (see below).
   let reads = 0;
   const watched = (content) => new Proxy(deepFreeze({ role: "assistant", content }), { get: (t, k, r) => (reads++, Reflect.get(t, k, r)) });
   const readsOf = (f) => ((reads = 0), f(), reads);
-  const m = watched("the answer");
-  const h = [{ role: "user", content: "hi" }, m];
-  assert.ok(readsOf(() => measure(h)) > 0, "first call: written");
-  assert.ok(readsOf(() => measure(h)) > 0, "second call: written again, now kept");
-  assert.equal(readsOf(() => measure(h)), 0, "third call: taken from the cache");
-  // A request made anew each time around one constant message (a server's
-  // system prompt): the constant head does not turn the cache on.
+  const compact = (h, o = {}) => compactSync(h, { mode: "deterministic", ...o });
+  const h = [{ role: "user", content: "hi" }, watched("the answer"), { role: "user", content: "and?" }];
+  assert.ok(readsOf(() => compact(h)) > 0, "first compaction: written, nothing kept");
+  assert.ok(readsOf(() => compact(h)) > 0, "second: written again, now kept");
+  assert.equal(readsOf(() => compact(h)), 0, "third: taken from the cache");
+  // The meter keeps at once: the compaction after it (the Worker proxy's order) hits.
+  const metered = [{ role: "user", content: "hi" }, watched("metered"), { role: "user", content: "next" }];
+  assert.ok(readsOf(() => measure(metered)) > 0);
+  assert.equal(readsOf(() => compact(metered)), 0, "kept by the meter");
+  // Requests made anew around one constant message (a server's system prompt):
+  // the constant head does not turn the cache on.
   const SYSTEM = deepFreeze({ role: "system", content: "Be brief." });
   const next = () => [SYSTEM, watched("fresh"), { role: "user", content: "q" }];
-  measure(next());
+  compact(next());
   const again = next();
-  assert.ok(readsOf(() => measure(again)) > 0);
-  assert.ok(readsOf(() => measure(again)) > 0, "cached only now, from its own second call");
-  assert.equal(readsOf(() => measure(again)), 0);
+  assert.ok(readsOf(() => compact(again)) > 0);
+  assert.ok(readsOf(() => compact(again)) > 0, "kept only from its own second call");
+  assert.equal(readsOf(() => compact(again)), 0);
   // A head made anew for each call in front of a kept history does not keep it out.
   const kept = [watched("one"), watched("two"), watched("three")];
   const withHead = () => [{ role: "system", content: "made for this call" }, ...kept];
-  measure(withHead());
-  measure(withHead());
-  assert.equal(readsOf(() => measure(withHead())), 0);
-  // `cache: false` neither reads from the cache nor marks the history as seen.
-  const solo = [{ role: "user", content: "x" }, watched("y")];
-  measure(solo, { cache: false });
-  measure(solo);
-  assert.ok(readsOf(() => measure(solo)) > 0, "its first cached call only marked it");
+  compact(withHead());
+  compact(withHead());
+  assert.equal(readsOf(() => compact(withHead())), 0);
+  // `cache: false` neither reads the cache nor marks a history as seen.
+  const solo = [{ role: "user", content: "x" }, watched("y"), { role: "user", content: "z" }];
+  compact(solo, { cache: false });
+  compact(solo);
+  assert.ok(readsOf(() => compact(solo)) > 0, "its first cached compaction only marked it");
 });
+
 
 test("a warm call answers what an uncached one does, on corpus-like histories and every mode", () => {
   const h = fresh();
@@ -149,7 +148,7 @@ test("a message edited in place is estimated again (a streaming reply)", () => {
   const h = fresh();
   const reply = { role: "assistant", content: "" };
   h.push(reply);
-  prime(h);
+  measure(h);
   for (const chunk of ["The parser", " reads tokens", " one by one, and then ".repeat(30)]) {
     reply.content += chunk;
     assert.deepEqual(measure(h), uncached(h), `after ${JSON.stringify(chunk.slice(0, 12))}`);
@@ -174,7 +173,7 @@ test("replaced, frozen and reused objects, and arrays refilled with other messag
   assert.deepEqual(measure(frozen), uncached(frozen));
   // One array, refilled with other messages between calls.
   const reused = fresh();
-  prime(reused);
+  measure(reused);
   reused.length = 0;
   reused.push({ role: "user", content: "a completely different conversation" }, { role: "assistant", content: "indeed" });
   assert.deepEqual(measure(reused), uncached(reused));
@@ -201,7 +200,7 @@ test("the cache compares only a message's own keys, as the writer writes them: a
   const long = "word ".repeat(400);
   const m = { role: "user", content: long };
   const h = [m];
-  prime(h, { contextWindow: 100000 });
+  measure(h, { contextWindow: 100000 });
   delete m.content;
   Object.setPrototypeOf(m, { content: long });
   assert.throws(() => measure(h, { contextWindow: 100000 }), { code: "INVALID_INPUT" });
@@ -215,13 +214,13 @@ test("the cache compares only a message's own keys, as the writer writes them: a
   Object.defineProperty(Part.prototype, "boom", { enumerable: true });
   const part = Object.assign(new Part(), { type: "text", text: "hello there" });
   const parts = [{ role: "user", content: [part] }];
-  const cold = prime(parts);
+  const cold = measure(parts);
   assert.deepEqual(measure(parts), cold);
 });
 
 test("an enumerable property put on Object.prototype changes no answer of the cache", () => {
   const h = fresh();
-  prime(h);
+  measure(h);
   Object.prototype.pollutedForTheTest = "x";
   try {
     h[1] = { ...h[1], content: `${h[1].content} and more` };
@@ -239,7 +238,7 @@ test("an edit anywhere in a string is seen, even one that keeps its length and i
   const h = fresh();
   const m = { role: "user", content: `a${"word ".repeat(200)}z` };
   h.push(m);
-  const first = prime(h).perMessage.at(-1);
+  const first = measure(h).perMessage.at(-1);
   // Same length, same first, middle and last characters: words become one long run.
   const mid = m.content.length >> 1;
   m.content = m.content.slice(0, mid).replace(/ /g, "-") + m.content[mid] + m.content.slice(mid + 1).replace(/ /g, "-");
@@ -273,7 +272,7 @@ test("on the corpus, cached and uncached calls agree in every format, after grow
     const last = messages.at(-1);
     const copy = structuredClone(last);
     messages[messages.length - 1] = copy;
-    prime(grow(messages.length));
+    measure(grow(messages.length));
     if (typeof copy.content === "string") copy.content += " (edited)";
     else copy.edited = true;
     assert.deepEqual(measure(grow(messages.length)), uncached(grow(messages.length)), `${name}: edited in place`);
@@ -296,10 +295,8 @@ test("every JSON shape walks the same when written and when checked: a warm call
   const first = measure(h);
   assert.equal(reads, 1, "written once");
   assert.deepEqual(measure(h), first);
-  assert.equal(reads, 2, "written again: the cache takes a history from its second call");
-  assert.deepEqual(measure(h), first);
   // A hit reads the message once to compare it; a miss would read it again to write it.
-  assert.equal(reads, 3, "compared once, not written again");
+  assert.equal(reads, 2, "compared once, not written again");
 });
 
 test("a countTokens that answers a Promise is INVALID_CONFIG saying it must be synchronous", () => {
@@ -321,16 +318,27 @@ test("a call from inside a getter during a large encoding leaves the outer tape 
     },
   };
   const h = [first, tricky];
-  estimateTokens(h); // seen once: the next call keeps what it writes
   assert.equal(estimateTokens(h), estimateTokens(h, { cache: false }));
   const again = [first, { role: "assistant", content: "ok" }];
-  estimateTokens(again);
   assert.equal(estimateTokens(again), estimateTokens(again, { cache: false }));
+  // A compaction copies the cached segment itself (the meter sends a stub).
+  const options = { mode: "deterministic", contextWindow: 100000 };
+  assert.deepEqual(compactSync(again, options), compactSync(again, { ...options, cache: false }));
+});
+
+test("an array's length is read once, whatever a Proxy answers later: cached and uncached calls agree", () => {
+  let reads = 0;
+  const parts = [{ type: "text", text: "alpha ".repeat(40) }, { type: "text", text: "beta ".repeat(40) }];
+  // Answers 2 for its first two reads in a call, then 1.
+  const content = new Proxy(parts, { get: (t, k, r) => (k === "length" ? (++reads <= 2 ? 2 : 1) : Reflect.get(t, k, r)) });
+  const h = [{ role: "system", content: "s" }, { role: "user", content }];
+  const per = (o) => ((reads = 0), measure(h, o).perMessage);
+  for (let call = 0; call < 3; call++) assert.deepEqual(per(), per({ cache: false }), `call ${call}`);
 });
 
 test("an estimate is kept per format: the same object read as another format is estimated again", () => {
   const m = { role: "user", content: [{ type: "input_text", text: "word ".repeat(2000) }] };
-  for (const format of ["openai", "openai", "anthropic", "openai"]) {
+  for (const format of ["openai", "anthropic", "openai"]) {
     assert.equal(estimateTokens([m], { format }), estimateTokens([m], { format, cache: false }), format);
   }
 });
@@ -348,6 +356,7 @@ test("records made by a call that ends in an error stand for the right messages 
     { role: "assistant", content: "ok" },
     { role: "user", content: "a short one" },
   ];
+  // (the first compaction of a history keeps nothing; the second keeps its records)
   for (let call = 0; call < 2; call++) assert.throws(() => compactSync(h, { mode: "recency_preserving" }), { code: "TOO_SMALL_TO_COMPACT" });
   // The meter now sends all three as stubs, each standing on the record the failed call kept.
   assert.deepEqual(measure(h), uncached(h));
@@ -397,7 +406,7 @@ test("a stubbed meter follows the history into another format (the call is made 
     { role: "user", content: "hello ".repeat(50) },
     { role: "assistant", content: "hi", inputTokens: 900 },
   ];
-  assert.equal(prime(h).format, "openai");
+  assert.equal(measure(h).format, "openai");
   h.push({ role: "notice", content: "a note for the UI only" });
   const m = measure(h);
   assert.equal(m.format, "moltis");
@@ -413,7 +422,7 @@ test("a forced format still sees the shape of stubbed messages", () => {
     { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "read", arguments: "{}" } }] },
     { role: "tool", tool_call_id: "c1", content: "ok" },
   ];
-  prime(h);
+  measure(h);
   const uncachedError = (() => {
     try {
       uncached(h, { format: "anthropic" });
@@ -434,7 +443,7 @@ test("provider usage, boundaries and roles survive as stubs", () => {
     { role: "assistant", content: "answer", requestInputTokens: 5000 },
     { role: "user", content: "and then" },
   ];
-  const cold = prime(h, { contextWindow: 100000 });
+  const cold = measure(h, { contextWindow: 100000 });
   assert.equal(cold.perMessage[0], 0, "behind the provider's compaction");
   assert.equal(cold.reported, true);
   h.push({ role: "user", content: "more" });
@@ -462,6 +471,7 @@ test("cached segments copied in runs: any order, gaps, repeats and mixes of call
   const a = make("a", 30);
   const b = make("b", 30);
   const options = { mode: "deterministic", contextWindow: 100000 };
+  // (a compaction keeps a history from its second call on)
   for (let call = 0; call < 2; call++) {
     compactSync(a, options);
     compactSync(b, options);
@@ -499,7 +509,7 @@ test("cached segments copied in runs: any order, gaps, repeats and mixes of call
 test("provider usage above 2^53 reads the same from a stub as in full", () => {
   for (const reported of [2 ** 53, 2 ** 53 + 2, 2 ** 60 + 2 ** 9, 1e17]) {
     const h = [{ role: "user", content: "x" }, { role: "assistant", content: "y", inputTokens: reported }, { role: "user", content: "z" }];
-    prime(h);
+    measure(h);
     assert.deepEqual(measure(h), uncached(h), String(reported));
   }
 });
@@ -529,7 +539,7 @@ test("a deeply frozen message is taken from the cache without a comparison; anyt
   const target = deepFreeze({ role: "assistant", content: [{ type: "text", text: `long ${"word ".repeat(300)}` }] });
   const watched = new Proxy(target, { get: (t, k, r) => (reads++, Reflect.get(t, k, r)) });
   const h = [deepFreeze({ role: "user", content: "hi" }), watched];
-  const cold = prime(h);
+  const cold = measure(h);
   assert.ok(reads > 0);
   reads = 0;
   assert.deepEqual(measure(h), cold);
@@ -541,7 +551,7 @@ test("a deeply frozen message is taken from the cache without a comparison; anyt
   const part = { type: "text", text: `a ${"word ".repeat(100)}` };
   const shallow = Object.freeze({ role: "user", content: [part] });
   const h2 = [shallow];
-  prime(h2);
+  measure(h2);
   part.text += " and more words at the end";
   assert.deepEqual(measure(h2), uncached(h2), "an edit under a shallow freeze is seen");
 
@@ -549,7 +559,7 @@ test("a deeply frozen message is taken from the cache without a comparison; anyt
   let text = "short";
   const getter = Object.freeze({ role: "user", get content() { return text; } });
   const h3 = [getter];
-  prime(h3);
+  measure(h3);
   text = `much longer now ${"word ".repeat(200)}`;
   assert.deepEqual(measure(h3), uncached(h3), "a getter's new answer is seen");
 
@@ -562,7 +572,7 @@ test("a deeply frozen message is taken from the cache without a comparison; anyt
     }
   }
   const instance = new Msg("as constructed");
-  prime([instance]);
+  measure([instance]);
   Msg.prototype.toJSON = () => ({ role: "user", content: `rewritten ${"word ".repeat(60)}` });
   assert.deepEqual(measure([instance]), uncached([instance]), "a class's toJSON added later");
   // Object.prototype gains one: every value is read through it, the history too
@@ -595,7 +605,7 @@ test("a deeply frozen message is taken from the cache without a comparison; anyt
   const answers = [deepFreeze({ role: "user", content: "one" }), deepFreeze({ role: "user", content: `two ${"word ".repeat(50)}` })];
   let which = 0;
   const custom = Object.freeze({ toJSON: () => answers[which] });
-  prime([custom]);
+  measure([custom]);
   which = 1;
   assert.deepEqual(measure([custom]), uncached([custom]), "a toJSON's new answer is seen");
 });
