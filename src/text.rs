@@ -165,7 +165,8 @@ fn as_path(raw: &str) -> Option<&str> {
         && SOURCE_EXTENSIONS
             .iter()
             .any(|e| e.eq_ignore_ascii_case(ext))
-        && !token.contains("://"))
+        // (a byte scan: `contains("://")` sets up a substring searcher per call)
+        && !token.as_bytes().windows(3).any(|w| w == b"://"))
     .then_some(token)
 }
 
