@@ -329,8 +329,9 @@ function readItems(v, n) {
 }
 
 /**
- * Messages a compaction found at positions 1, 2, 4, 8, … of a history (0 for a
- * history of one), for `seenBefore`.
+ * Messages a call that keeps only what it has seen (a compaction, `validate`)
+ * found at positions 1, 2, 4, 8, … of a history (0 for a history of one), for
+ * `seenBefore`.
  */
 const sighted = new WeakSet();
 
@@ -511,7 +512,7 @@ function release() {
   if (encoding) return;
   if (bytes.length > 1 << 24) bytes = new Uint8Array(1 << 16);
   if (words.length > 1 << 22) words = new Uint32Array(1 << 14);
-  if (knownScratch.length > 1 << 16) knownScratch = new Float64Array(1 << 12);
+  if (knownScratch.length > 1 << 20) knownScratch = new Float64Array(1 << 12);
 }
 
 /**
@@ -710,7 +711,7 @@ const NO_RECORDS = new Float64Array(0);
 /**
  * The buffer `known` is built in, reused: a new 100 KB `Float64Array` a call
  * cost a fifth of `knownRecords`. The glue copies it into wasm before anything
- * else runs, so no call can see another's.
+ * else runs, so no call can see another's; `release` lets go of one past 8 MB.
  */
 let knownScratch = new Float64Array(1 << 12);
 

@@ -608,9 +608,9 @@ export interface CompactionOptions<M = any> {
   /**
    * The per-message cache (default true): each message object's encoded form and
    * estimate are kept (WeakMap) and reused while the message is unchanged (every
-   * value and key compared with what was written). `measure` keeps what it
-   * reads; a compaction keeps a history only once it has seen it (a request
-   * compacted once keeps nothing). `false` for this call.
+   * value and key compared with what was written). `measure` and
+   * `estimateTokens` keep what they read; a compaction keeps a history only once
+   * it has seen it (a request compacted once keeps nothing). `false` for this call.
    */
   cache?: boolean;
   /** The summarizer for the LLM modes (`structured`, `llm_replace`; with `compact` only). */
