@@ -49,10 +49,17 @@ impl TokenCounter for JsCounter<'_> {
     }
 }
 
-fn envelope<T: Serialize>(result: Result<T>) -> String {
-    let body = result.and_then(|v| {
+/// The JSON of an export's answer (the only part that depends on its type).
+fn to_json<T: Serialize>(result: Result<T>) -> Result<String> {
+    result.and_then(|v| {
         serde_json::to_string(&v).map_err(|e| Error::new(ErrorKind::InvalidInput, e.to_string()))
-    });
+    })
+}
+
+/// `{"ok": …}` or `{"error": {code, message}}`. Not generic, nor is
+/// `with_history`: one copy serves every export (a copy per answer type cost
+/// 3.7 KB gzipped).
+fn envelope(body: Result<String>) -> String {
     match body {
         Ok(json) => format!("{{\"ok\":{json}}}"),
         Err(e) => {
@@ -71,17 +78,21 @@ fn memo(known: &[f64], keep: bool) -> Memo<'_> {
     }
 }
 
+/// What an export runs on the opened history: its answer as JSON.
+type Run<'r> =
+    dyn Fn(TapeNode<'_>, &ParsedOptions, &dyn TokenCounter, &Memo<'_>) -> Result<String> + 'r;
+
 /// Opens the tape and runs `f` on its root with the options, the counter to use
 /// (the caller's, or the estimator) and the records the JS layer kept from
 /// earlier calls (`known`, see [`Memo`]). The envelope also carries the records
 /// made in this call (`memo`), for the JS layer to keep; a call a stub missed
 /// answers `{"retry":true}` (see [`crate::memo`]).
-fn with_history<T: Serialize>(
+fn with_history(
     (words, bytes): (&[u32], &[u8]),
     options: &str,
     count_tokens: Option<CountTokens>,
     memo: Memo<'_>,
-    f: impl FnOnce(TapeNode<'_>, &ParsedOptions, &dyn TokenCounter, &Memo<'_>) -> Result<T>,
+    f: &Run<'_>,
 ) -> String {
     let body = envelope(from_json_text(options).and_then(|c| {
         let root = Tape::open(words, bytes)?.root();
@@ -128,7 +139,7 @@ pub fn compact_tape(
         options,
         count_tokens,
         memo(known, keep),
-        |root, c, counter, memo| crate::compact_planned(root, c, counter, memo),
+        &|root, c, counter, memo| to_json(crate::compact_planned(root, c, counter, memo)),
     )
 }
 
@@ -151,9 +162,9 @@ pub fn compact_step_tape(
         options,
         count_tokens,
         memo(known, keep),
-        |root, c, counter, memo| {
+        &|root, c, counter, memo| {
             let replies = crate::summarizer::replies_from_json(replies)?;
-            crate::step(root, c, counter, &replies, memo)
+            to_json(crate::step(root, c, counter, &replies, memo))
         },
     )
 }
@@ -167,7 +178,7 @@ pub fn check_seam_tape(words: &[u32], bytes: &[u8], options: &str, from: u32) ->
         options,
         None,
         Memo::default(),
-        |root, c, _, _| crate::check_seam(root, c, from as usize),
+        &|root, c, _, _| to_json(crate::check_seam(root, c, from as usize)),
     )
 }
 
@@ -186,7 +197,7 @@ pub fn estimate_tokens_tape(
         options,
         count_tokens,
         memo(known, keep).with_stubs(),
-        |root, c, counter, memo| crate::estimate(root, c, counter, memo),
+        &|root, c, counter, memo| to_json(crate::estimate(root, c, counter, memo)),
     )
 }
 
@@ -206,24 +217,24 @@ pub fn measure_tape(
         options,
         count_tokens,
         memo(known, keep).with_stubs(),
-        |root, c, counter, memo| crate::meter(root, c, pending, counter, memo),
+        &|root, c, counter, memo| to_json(crate::meter(root, c, pending, counter, memo)),
     )
 }
 
 /// Effective options and warnings from a TOML document.
 #[wasm_bindgen(js_name = parseConfigToml)]
 pub fn parse_config_toml(toml: &str) -> String {
-    envelope(crate::options::from_toml(toml))
+    envelope(to_json(crate::options::from_toml(toml)))
 }
 
 /// Checks a history against its format's provider rules (`options`: the JSON of
 /// `{format?, provider?, strictAlternation?}`): `{format, violations}`.
 #[wasm_bindgen(js_name = validateTape)]
 pub fn validate_tape(words: &[u32], bytes: &[u8], options: &str) -> String {
-    envelope(
+    envelope(to_json(
         serde_json::from_str(options)
             .map_err(|e| Error::config(format!("validate options are not valid JSON: {e}")))
             .and_then(|o| crate::ValidateOptions::from_json(&o))
             .and_then(|o| crate::validate::check(Tape::open(words, bytes)?.root(), &o)),
-    )
+    ))
 }
