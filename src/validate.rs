@@ -185,7 +185,18 @@ pub(crate) fn check<'a, N: Node<'a>>(input: N, options: &ValidateOptions) -> Res
         .collect();
     // the newest turn's calls may still be running in a stored history
     let running_from = crate::plan::pairs::pending_calls(&views).unwrap_or(usize::MAX);
-    let mut answered = std::collections::HashMap::new();
+    // Which calls are answered, one slot per call in message order (`first[i]`:
+    // message i's first slot).
+    let first: Vec<usize> = views
+        .iter()
+        .scan(0, |n, m| {
+            let at = *n;
+            *n += m.calls.len();
+            Some(at)
+        })
+        .collect();
+    let mut answered = vec![false; views.iter().map(|m| m.calls.len()).sum()];
+    let slot = |(c, k): (usize, usize)| first.get(c).map(|f| f + k);
     for (i, m) in views.iter().enumerate() {
         for r in &m.results {
             match r.call {
@@ -219,7 +230,8 @@ pub(crate) fn check<'a, N: Node<'a>>(input: N, options: &ValidateOptions) -> Res
                     )
                 }
                 Some(call) => {
-                    if answered.insert(call, i).is_some() {
+                    let seen = slot(call).and_then(|s| answered.get_mut(s));
+                    if seen.is_some_and(|a| std::mem::replace(a, true)) {
                         add(
                             i,
                             "DUPLICATE_RESULT",
@@ -243,7 +255,7 @@ pub(crate) fn check<'a, N: Node<'a>>(input: N, options: &ValidateOptions) -> Res
     for (i, m) in views.iter().enumerate() {
         let still_running = !doc.is_request && i >= running_from;
         for (k, c) in m.calls.iter().enumerate() {
-            if answered.contains_key(&(i, k)) || still_running {
+            if slot((i, k)).is_some_and(|s| answered.get(s) == Some(&true)) || still_running {
                 continue;
             }
             let (code, what) = if format == Format::AiSdkUi {
