@@ -222,6 +222,8 @@ function value(v, depth, path, key, answered = false) {
             word(0);
             entries?.push(undefined);
           } else if (named) {
+            // Written whether or not the cache keeps it (`entries?.push(message(…))`
+            // would skip the call itself when `entries` is undefined).
             const entry = message(item, depth + 1, i);
             entries?.push(entry);
           } else value(item, depth + 1, path);
@@ -521,9 +523,10 @@ function release() {
  * for an array), whether lone surrogates were hidden, and the messages' cache
  * entries. `cache`: whether messages come from and go to the per-message
  * cache (`true`), not (`false`), or only once the history was seen before
- * (`"once seen"`, see `seenBefore`); `stubTokenizer`: the tokenizer of the records a stub may stand on
- * (undefined: no stubs). A call made from inside the caller's getter or toJSON (re-entrant)
- * encodes into buffers of its own and leaves the outer encoding as it was.
+ * (`"once seen"`, see `seenBefore`); `stubTokenizer`: the tokenizer of the
+ * records a stub may stand on (undefined: no stubs). A call made from inside
+ * the caller's getter or toJSON (re-entrant) encodes into buffers of its own
+ * and leaves the outer encoding as it was.
  */
 function tape(input, what, cache = "once seen", stubTokenizer = undefined) {
   if (input === undefined) {
