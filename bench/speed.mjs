@@ -50,12 +50,12 @@ const deepFreeze = (v) => {
 async function coldWarm(n, f, prepare = (h) => h, second = false) {
   const base = syntheticAgentHistory(n);
   const cold = await median(RUNS, () => prepare(clone(base)), f);
-  const fills = second ? await median(RUNS, () => { const h = prepare(clone(base)); f(h); return h; }, f) : undefined;
+  const again = second ? await median(RUNS, () => { const h = prepare(clone(base)); f(h); return h; }, f) : undefined;
   // Warm: the same objects, one message appended since the last call.
   const growing = prepare(clone(base));
   f(growing);
   const warm = await median(RUNS, () => (growing.push(nextMessage()), growing), f);
-  return { cold, fills, warm };
+  return { cold, again, warm };
 }
 
 const calls = {
@@ -69,8 +69,8 @@ const mb = (JSON.stringify(history).length / 1e6).toFixed(2);
 console.log(`synthetic agent history: ${history.length} messages, ${mb} MB; window ${WINDOW}, threshold ${Math.round(WINDOW * 0.95)}`);
 console.log(`${"call".padEnd(36)} ${"cold".padStart(11)} ${"warm (+1 message)".padStart(19)} ${"2nd call, same objects".padStart(24)}`);
 for (const [name, f] of Object.entries(calls)) {
-  const { cold, fills, warm } = await coldWarm(2000, f, undefined, true);
-  console.log(`${`chat-compaction ${name}`.padEnd(36)} ${fmt(cold)} ${fmt(warm).padStart(19)} ${fmt(fills).padStart(24)}`);
+  const { cold, again, warm } = await coldWarm(2000, f, undefined, true);
+  console.log(`${`chat-compaction ${name}`.padEnd(36)} ${fmt(cold)} ${fmt(warm).padStart(19)} ${fmt(again).padStart(24)}`);
 }
 
 // LangChain trimMessages on the same history and budget (keep the last messages
@@ -97,8 +97,8 @@ console.log(`${"JSON.stringify (reading the objects)".padEnd(36)} ${fmt(floor)}`
 // without comparing it.
 console.log("\ndeeply frozen messages (Immer, Redux Toolkit, Object.freeze):");
 for (const [name, f] of Object.entries(calls)) {
-  const { cold, fills, warm } = await coldWarm(2000, f, (h) => h.map(deepFreeze), true);
-  console.log(`${`chat-compaction ${name}`.padEnd(36)} ${fmt(cold)} ${fmt(warm).padStart(19)} ${fmt(fills).padStart(24)}`);
+  const { cold, again, warm } = await coldWarm(2000, f, (h) => h.map(deepFreeze), true);
+  console.log(`${`chat-compaction ${name}`.padEnd(36)} ${fmt(cold)} ${fmt(warm).padStart(19)} ${fmt(again).padStart(24)}`);
 }
 
 const ours = cc.compactSync(history, { mode: "recency_preserving", contextWindow: WINDOW });

@@ -479,7 +479,6 @@ function message(v, depth, index) {
   const path = `messages[${index}]`;
   const outerBase = base;
   const outerRemapped = remapped;
-  const outerSeen = seen;
   try {
     word(7);
     word(nBytes);
@@ -503,7 +502,7 @@ function message(v, depth, index) {
   } finally {
     frozen = false;
     base = outerBase;
-    seen = outerSeen;
+    seen = undefined; // nothing is recorded outside a message
     remapped ||= outerRemapped;
   }
 }
@@ -729,11 +728,17 @@ function recordsBy(options) {
 }
 
 /**
+ * Whether records travel for this call: a tokenizer they are keyed by (`by`,
+ * see `recordsBy`) and messages the cache takes (`entries`).
+ */
+const keepsRecords = (by, entries) => by !== undefined && entries !== undefined;
+
+/**
  * The records known for the messages whose cache `entries` the tape writer
  * collected (wasm's `known` layout, see src/memo.rs).
  */
 function knownRecords(by, entries) {
-  if (by === undefined || entries === undefined) return NO_RECORDS;
+  if (!keepsRecords(by, entries)) return NO_RECORDS;
   let size = 0;
   for (const e of entries) if (e !== undefined && e.by === by) size += e.record.length;
   if (size === 0) return NO_RECORDS;
@@ -755,7 +760,7 @@ function knownRecords(by, entries) {
 
 /** Keeps the records wasm made in this call (`[index, length, record…]…`) in the messages' cache entries. */
 function keepRecords(memo, by, entries) {
-  if (memo === undefined || by === undefined || entries === undefined) return;
+  if (memo === undefined || !keepsRecords(by, entries)) return;
   for (let at = 0; at < memo.length; ) {
     const [i, len] = [memo[at], memo[at + 1]];
     const e = entries[i];
@@ -786,7 +791,7 @@ function call(exportFn, history, options, rest = [], stubs = false) {
   let envelope;
   try {
     // Records are made in wasm only where they are kept (`by`).
-    envelope = exportFn(w, b, opts, ...rest, count, known, by !== undefined && entries !== undefined);
+    envelope = exportFn(w, b, opts, ...rest, count, known, keepsRecords(by, entries));
   } finally {
     release();
   }
@@ -887,7 +892,7 @@ class Job {
     this.remapped = remapped;
     const by = recordsBy(options);
     this.known = () => knownRecords(by, entries);
-    this.keeps = by !== undefined && entries !== undefined;
+    this.keeps = keepsRecords(by, entries);
     this.keep = (memo) => keepRecords(memo, by, entries);
   }
 

@@ -187,15 +187,12 @@ pub(crate) fn check<'a, N: Node<'a>>(input: N, options: &ValidateOptions) -> Res
     let running_from = crate::plan::pairs::pending_calls(&views).unwrap_or(usize::MAX);
     // Which calls are answered, one slot per call in message order (`first[i]`:
     // message i's first slot).
-    let first: Vec<usize> = views
-        .iter()
-        .scan(0, |n, m| {
-            let at = *n;
-            *n += m.calls.len();
-            Some(at)
-        })
-        .collect();
-    let mut answered = vec![false; views.iter().map(|m| m.calls.len()).sum()];
+    let (mut first, mut calls) = (Vec::with_capacity(views.len()), 0);
+    for m in &views {
+        first.push(calls);
+        calls += m.calls.len();
+    }
+    let mut answered = vec![false; calls];
     let slot = |(c, k): (usize, usize)| first.get(c).map(|f| f + k);
     for (i, m) in views.iter().enumerate() {
         for r in &m.results {
