@@ -4,10 +4,11 @@
 use crate::error::{Error, ErrorKind, Result};
 use crate::formats::ResultsPlacement;
 use crate::message::{Message, Role};
-use crate::modes::{drop_empty, newest_summary, Decision};
+use crate::modes::{drop_empty, newest_summary, place_added, Decision};
 use crate::options::Options;
 use crate::plan::bound::{bound, SUMMARY_BUDGET};
 use crate::plan::facts::{gather, result_tool_name};
+use crate::plan::pairs::repair;
 use crate::plan::prune::describe_call;
 use crate::plan::window::{leading_system, pinned};
 use crate::plan::{Step, Synthetic};
@@ -107,17 +108,12 @@ pub(crate) fn plan(
         views,
         &mut warnings,
     );
-    // Anthropic wants a user message first: then the summary opens the messages.
-    let assistant_first = lead == 0
-        && placement == ResultsPlacement::NextUserMessage
-        && matches!(carried.first(), Some(Step::Keep { index, .. }) if views[*index].role != Role::User);
-    if assistant_first {
-        steps.push(Step::Insert(Synthetic::Summary(text)));
-        steps.extend(carried);
-    } else {
-        steps.extend(carried);
-        steps.push(Step::Insert(Synthetic::Summary(text)));
-    }
+    steps.extend(carried);
+    steps.push(Step::Insert(Synthetic::Summary(text)));
+    // Pinned calls keep their answers (or stubs); a pinned assistant does not
+    // open the messages where a user turn must.
+    place_added(&mut steps, views, placement);
+    let steps = repair(steps, views, placement, true);
     Ok(Decision {
         plan: steps,
         summary: Some(summary),

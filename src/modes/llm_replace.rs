@@ -4,8 +4,9 @@
 use crate::error::{Error, ErrorKind, Result};
 use crate::formats::ResultsPlacement;
 use crate::message::{Message, Role};
-use crate::modes::{drop_empty, Decision};
+use crate::modes::{drop_empty, place_added, Decision};
 use crate::options::{Mode, Options};
+use crate::plan::pairs::repair;
 use crate::plan::window::{leading_system, pinned};
 use crate::plan::{Step, Synthetic};
 use crate::summarizer::Reply;
@@ -67,6 +68,10 @@ pub(crate) fn step(
             plan.push(Step::Insert(Synthetic::Summary(summary::summary_message(
                 text,
             ))));
+            // Pinned calls keep their answers (or stubs); a pinned assistant
+            // does not open the messages where a user turn must.
+            place_added(&mut plan, views, placement);
+            let plan = repair(plan, views, placement, true);
             Ok(Turn::Done(Done {
                 outcome: Decision {
                     plan,

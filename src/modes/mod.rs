@@ -6,10 +6,11 @@ pub(crate) mod llm_replace;
 pub(crate) mod recency;
 pub(crate) mod structured;
 
+use crate::formats::ResultsPlacement;
 use crate::message::{Message, Role};
 use crate::modes::deterministic::PREAMBLE;
 use crate::options::Warning;
-use crate::plan::{Plan, Step};
+use crate::plan::{Plan, Step, Synthetic};
 use crate::text::SUMMARY_PREFIX;
 
 /// What a mode decided.
@@ -39,6 +40,56 @@ pub(crate) fn drop_empty(plan: Plan, views: &[Message<'_>], warnings: &mut Vec<W
             _ => true,
         })
         .collect()
+}
+
+/// Where the compaction brought two messages together that a provider does
+/// not take in that order, the summary or marker it adds (a user message) goes
+/// between them instead, if that is no later than where the mode put it:
+/// - Anthropic and Gemini take a user turn first, and a Gemini call turn only
+///   after a user turn: so it goes before the first kept assistant that opens
+///   the messages or follows another assistant it was not next to in the input
+///   (an earlier summary that opened the head was replaced; pins lead);
+/// - in every format, it never goes right after the input's last message when
+///   that message's calls are still running: their results are appended next.
+pub(crate) fn place_added(steps: &mut Plan, views: &[Message<'_>], placement: ResultsPlacement) {
+    let Some(at) = steps.iter().position(|s| {
+        matches!(
+            s,
+            Step::Insert(Synthetic::Summary(_) | Synthetic::Marker(_))
+        )
+    }) else {
+        return;
+    };
+    let kept = |s: &Step| match s {
+        Step::Keep { index, .. } => Some(*index),
+        Step::Insert(_) => None,
+    };
+    let role = |i: usize| views[i].role;
+    let pending = |i: usize| i + 1 == views.len() && !views[i].calls.is_empty();
+    let mut to = at;
+    if placement == ResultsPlacement::NextUserMessage {
+        let mut before: Option<usize> = None;
+        for (p, step) in steps[..at].iter().enumerate() {
+            let Some(i) = kept(step) else { break };
+            if role(i) == Role::System {
+                continue;
+            }
+            let apart = before.is_none_or(|b| b + 1 != i);
+            let after_other = before.is_none_or(|b| role(b) == Role::Assistant);
+            if role(i) == Role::Assistant && after_other && apart {
+                to = p;
+                break;
+            }
+            before = Some(i);
+        }
+    }
+    if to == at && at > 0 && kept(&steps[at - 1]).is_some_and(pending) {
+        to = at - 1;
+    }
+    if to != at {
+        let added = steps.remove(at);
+        steps.insert(to, added);
+    }
 }
 
 /// The newest user message at or after `from` that holds the summary of an

@@ -5,7 +5,7 @@
 use crate::error::{Error, ErrorKind, Result};
 use crate::formats::ResultsPlacement;
 use crate::message::{Message, Role};
-use crate::modes::{drop_empty, newest_summary, Decision};
+use crate::modes::{drop_empty, newest_summary, place_added, Decision};
 use crate::options::{Options, Warning};
 use crate::plan::facts::{gather, Facts, LATEST_REQUEST, TOOLS_USED};
 use crate::plan::fit::{cut_texts, layout, plan_tokens, Layout};
@@ -211,7 +211,8 @@ impl<'v, 'a> Shape<'v, 'a> {
         };
         let (steps, _) = prune(steps, first..end, views, self.options, &self.pinned);
         let mut warnings = Vec::new();
-        let steps = drop_empty(steps, views, &mut warnings);
+        let mut steps = drop_empty(steps, views, &mut warnings);
+        place_added(&mut steps, views, self.placement);
         Decision {
             plan: repair(steps, views, self.placement, true),
             summary: None,

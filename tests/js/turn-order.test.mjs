@@ -1,0 +1,67 @@
+// What a compaction adds (a summary or a marker, a user message) goes where the
+// provider takes it: never behind an assistant that now opens the messages or
+// follows another assistant it was not next to, never between a running call
+// and the results about to be appended. Checked with the package's own
+// `validate`, which knows each provider's rules.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { compact, compactSync, validate } from "../../pkg/node.js";
+
+const HEADINGS = ["## Goal", "## Constraints & Preferences", "## Progress", "### Done", "### In Progress", "### Blocked", "## Key Decisions", "## Relevant Files", "## Next Steps", "## Critical Context"];
+const summarize = () => HEADINGS.map((h) => (h === "## Progress" ? h : `${h}\nnoted`)).join("\n");
+/** `n` bytes of varied words. */
+const filler = (n) => Array.from({ length: Math.ceil(n / 6) }, (_, i) => `w${(i * 7919) % 1000} `).join("").slice(0, n);
+const violations = (history, options) => validate(history, options).violations.map((v) => v.code);
+const roles = (messages) => messages.map((m) => m.role).join(",");
+const isAdded = (m) => JSON.stringify(m).includes("[Conversation Summary]") || JSON.stringify(m).includes("[Conversation Compacted]");
+
+test("a structured compaction that replaces a summary opening the head still opens with a user turn", async () => {
+  const first = compactSync({ model: "claude-sonnet-4-5", max_tokens: 1024, system: "Be helpful.", messages: [{ role: "user", content: "start " + filler(3000) }, ...Array.from({ length: 20 }, (_, i) => ({ role: i % 2 ? "user" : "assistant", content: `turn ${i} ` + filler(1500) }))] }, { contextWindow: 8000 });
+  assert.equal(first.messages[0].role, "user");
+  const next = { ...first.request, messages: [...first.request.messages, ...Array.from({ length: 20 }, (_, i) => ({ role: i % 2 ? "user" : "assistant", content: `later ${i} ` + filler(1500) }))] };
+  const r = await compact(next, { mode: "structured", contextWindow: 8000, summarize });
+  assert.equal(r.notice.mode, "structured");
+  assert.equal(r.request.messages[0].role, "user", roles(r.request.messages));
+  assert.ok(isAdded(r.request.messages[0]), "the new summary opens the messages");
+  assert.deepEqual(violations(r.request, { provider: "anthropic" }), []);
+});
+
+test("pins that lead or follow an assistant get the added message before them (Anthropic, Gemini)", async () => {
+  const anthropic = { system: "s", messages: [{ role: "user", content: "q1" }, { role: "assistant", content: "We decided: use Postgres." }, { role: "user", content: "q2" }, { role: "assistant", content: "a2" }, { role: "user", content: "q3" }] };
+  const replaced = await compact(anthropic, { mode: "llm_replace", summarize, pin: [1] });
+  assert.equal(roles(replaced.request.messages), "user,assistant");
+  assert.ok(isAdded(replaced.request.messages[0]));
+  assert.equal(replaced.request.messages[1], anthropic.messages[1], "the pin stays the caller's object");
+  const long = { system: "s", messages: [{ role: "user", content: "q1 " + filler(4000) }, { role: "assistant", content: "a1: we use Postgres" }, { role: "user", content: "q2 " + filler(4000) }, { role: "assistant", content: "a2 " + filler(4000) }, { role: "user", content: "q3" }] };
+  const marked = compactSync(long, { mode: "recency_preserving", pin: [1], protectHead: 0, protectTailMin: 1, contextWindow: 4000 });
+  assert.ok(isAdded(marked.request.messages[0]), roles(marked.request.messages));
+  assert.deepEqual(violations(marked.request, { provider: "anthropic" }), []);
+
+  const U = (t) => ({ role: "user", parts: [{ text: t }] });
+  const M = (t) => ({ role: "model", parts: [{ text: t }] });
+  const call = { role: "model", parts: [{ functionCall: { name: "read", args: { path: "x" } } }] };
+  const answer = { role: "user", parts: [{ functionResponse: { name: "read", response: { result: "XX" } } }] };
+  const gemini = [U("start"), M("ok"), U("q1 " + filler(3000)), M("a1 " + filler(3000)), U("q2"), call, answer, M("after " + filler(3000)), U("q3 " + filler(3000)), M("a3 " + filler(3000)), U("latest"), M("done")];
+  const r = compactSync(gemini, { mode: "recency_preserving", contextWindow: 4000, protectHead: 2, protectTailMin: 2, pin: [5] });
+  const at = r.messages.indexOf(call);
+  assert.ok(at > 0 && isAdded(r.messages[at - 1]), "the marker goes between the head's model turn and the pinned call");
+  assert.deepEqual(violations(r.messages), []);
+  for (const mode of ["llm_replace", "deterministic"]) {
+    const gem = [U("q1"), call, answer, M("a1"), U("q2"), M("a2")];
+    const out = mode === "deterministic" ? compactSync(gem, { mode, pin: [1] }) : await compact(gem, { mode, summarize, pin: [1] });
+    assert.ok(isAdded(out.messages[0]), `${mode}: ${roles(out.messages)}`);
+    assert.deepEqual(violations(out.messages), [], mode);
+  }
+});
+
+test("a pinned call still running at the end keeps its place last, after the summary", async () => {
+  const running = { role: "assistant", content: [{ type: "tool-call", toolCallId: "c1", toolName: "bash", input: { command: "make" } }] };
+  const history = [{ role: "user", content: "q1 " + filler(3000) }, { role: "assistant", content: "a1 " + filler(3000) }, { role: "user", content: "run the build" }, running];
+  for (const mode of ["deterministic", "llm_replace"]) {
+    const r = mode === "deterministic" ? compactSync(history, { mode, pinRoles: ["assistant"] }) : await compact(history, { mode, summarize, pinRoles: ["assistant"] });
+    assert.equal(r.messages.at(-1), running, mode);
+    // The result arrives next, right after its call.
+    const appended = [...r.messages, { role: "tool", content: [{ type: "tool-result", toolCallId: "c1", toolName: "bash", output: { type: "text", value: "ok" } }] }];
+    assert.deepEqual(violations(appended), [], mode);
+  }
+});
