@@ -375,10 +375,19 @@ fn finish<'a, N: Node<'a>>(
     // in a refusal.
     if done.mode == Mode::RecencyPreserving && replies.is_empty() && tokens_after >= tokens_before {
         let pins = !o.pin.is_empty() || !o.pin_roles.is_empty();
+        let nothing_new = done
+            .fallback
+            .as_ref()
+            .is_some_and(|f| f.code == "NOTHING_TO_SUMMARIZE");
         return Err(Error::new(
             ErrorKind::TooSmallToCompact,
             format!(
-                "recency_preserving would not make this history smaller ({tokens_before} → {tokens_after} estimated tokens): head (protect_head={}){} and tail (protect_tail_min={}) keep nearly everything; lower them{}, or use mode \"deterministic\"",
+                "{}recency_preserving would not make this history smaller ({tokens_before} → {tokens_after} estimated tokens): head (protect_head={}){} and tail (protect_tail_min={}) keep nearly everything; lower them{}, or use mode \"deterministic\"",
+                if nothing_new {
+                    "nothing new lies between head and tail to summarize (only pinned messages, UI notices or the earlier summary), and "
+                } else {
+                    ""
+                },
                 o.protect_head,
                 if pins { ", pinned messages" } else { "" },
                 o.protect_tail_min,

@@ -211,6 +211,19 @@ impl<'a> Message<'a> {
         self.texts.iter().map(|t| t.trim()).find(|t| !t.is_empty())
     }
 
+    /// Whether the message holds nothing but its text part `k` (a summary or
+    /// marker the library wrote as a message of its own, not one merged into
+    /// the caller's message).
+    pub(crate) fn is_only_text(&self, k: usize) -> bool {
+        k == 0
+            && self.texts.len() == 1
+            && self.results.is_empty()
+            && self.calls.is_empty()
+            && self.reasoning.is_empty()
+            && self.images == 0
+            && self.opaque_bytes == 0
+    }
+
     /// Whether the message has nothing a provider would accept (no text, calls,
     /// results, images or other parts): providers reject such messages.
     pub(crate) fn is_empty(&self) -> bool {

@@ -17,9 +17,9 @@ pub struct Fallback {
     /// The mode that was asked for.
     pub from: Mode,
     /// Which failure: `LLM_FAILED` (threw, rejected, returned no text), `TIMEOUT`,
-    /// `EMPTY_SUMMARY` or `QUALITY_CHECK`; or `NOTHING_TO_SUMMARIZE` (only
-    /// pinned messages or UI notices lie between head and tail, and no earlier
-    /// summary is to be folded in: no call was made).
+    /// `EMPTY_SUMMARY` or `QUALITY_CHECK`; or `NOTHING_TO_SUMMARIZE` (nothing
+    /// new lies between head and tail: only pinned messages, UI notices or the
+    /// earlier summary; no call was made).
     pub code: &'static str,
     /// What went wrong, in words.
     pub reason: String,

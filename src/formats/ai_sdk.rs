@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use serde_json::{Map, Value};
 
 use super::{
-    drop_results, expect_object, json_text, not_content, nth_part, req_str, role_named, unique_call,
+    drop_parts, expect_object, json_text, not_content, nth_part, req_str, role_named, unique_call,
 };
 use crate::error::{Error, Result};
 use crate::json::{Kind, Node};
@@ -196,7 +196,7 @@ pub(super) fn apply(obj: &mut Map<String, Value>, edits: &[Edit]) {
             Edit::DropReasoning => {
                 parts.retain(|p| p.get("type").and_then(Value::as_str) != Some("reasoning"))
             }
-            Edit::DropResults(which) => drop_results(
+            Edit::DropResults(which) => drop_parts(
                 parts,
                 |p| p.get("type").and_then(Value::as_str) == Some("tool-result"),
                 which,

@@ -136,7 +136,8 @@ pub(super) fn apply(obj: &mut Map<String, Value>, edits: &[Edit]) {
             Edit::DropReasoning => {
                 parts.retain(|p| p.get("type").and_then(Value::as_str) != Some("reasoning"))
             }
-            Edit::DropResults(_) | Edit::ResultsFirst => {}
+            // texts are dropped after the other edits (`Document::render`)
+            Edit::DropResults(_) | Edit::ResultsFirst | Edit::DropText { .. } => {}
         }
     }
 }

@@ -224,7 +224,7 @@ pub(super) fn apply(obj: &mut Map<String, Value>, edits: &[Edit]) {
                     }
                 }
             }
-            Edit::AddStubs(_) | Edit::ResultsFirst => {}
+            Edit::AddStubs(_) | Edit::ResultsFirst | Edit::DropText { .. } => {}
         }
     }
     let mut p = 0;

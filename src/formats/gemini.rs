@@ -11,7 +11,7 @@ use std::collections::{HashMap, HashSet};
 use serde_json::{Map, Value};
 
 use super::{
-    array_at, drop_results, expect_object, nth_part, opt_str, req_str, role_named, unique_call,
+    array_at, drop_parts, expect_object, nth_part, opt_str, req_str, role_named, unique_call,
 };
 use crate::error::{Error, Result};
 use crate::json::Node;
@@ -109,7 +109,7 @@ pub(super) fn read<'a, N: Node<'a>>(obj: N, i: usize) -> Result<Message<'a>> {
     Ok(msg)
 }
 
-fn is_text(p: &Value) -> bool {
+pub(super) fn is_text(p: &Value) -> bool {
     p.get("text").is_some() && p.get("thought").and_then(Value::as_bool) != Some(true)
 }
 
@@ -154,7 +154,7 @@ pub(super) fn apply(obj: &mut Map<String, Value>, edits: &[Edit]) {
                 parts.retain(|p| p.get("thought").and_then(Value::as_bool) != Some(true))
             }
             Edit::DropResults(which) => {
-                drop_results(parts, |p| p.get("functionResponse").is_some(), which)
+                drop_parts(parts, |p| p.get("functionResponse").is_some(), which)
             }
             Edit::AddStubs(stubs) => parts.extend(stubs.iter().map(stub_part)),
             _ => {}

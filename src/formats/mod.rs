@@ -20,7 +20,7 @@ use crate::error::{Error, Result};
 use crate::json::{Kind, Node};
 use crate::memo::{Known, Memo};
 use crate::message::{Message, Role};
-use crate::plan::{Plan, Step, Synthetic};
+use crate::plan::{Edit, Plan, Step, Synthetic};
 
 /// A supported message format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -511,6 +511,7 @@ impl<'a, N: Node<'a>> Document<'a, N> {
                             Format::AiSdkUi => ai_sdk_ui::apply(obj, edits),
                             Format::Gemini => gemini::apply(obj, edits),
                         }
+                        self.drop_texts(obj, edits);
                     }
                     out.push(OutputMessage::New(copy));
                 }
@@ -542,6 +543,39 @@ impl<'a, N: Node<'a>> Document<'a, N> {
             }
         }
         out
+    }
+
+    /// Removes the text parts `edits` drop (numbered as the message was read),
+    /// after the other edits, which name parts by that number too.
+    fn drop_texts(&self, obj: &mut Map<String, Value>, edits: &[Edit]) {
+        let drops: Vec<usize> = edits
+            .iter()
+            .filter_map(|e| match e {
+                Edit::DropText { part } => Some(*part),
+                _ => None,
+            })
+            .collect();
+        let key = match self.format {
+            Format::Gemini | Format::AiSdkUi => "parts",
+            _ => "content",
+        };
+        let format = self.format;
+        let is_text = |p: &Value| {
+            let kind = p.get("type").and_then(Value::as_str);
+            match format {
+                Format::Gemini => gemini::is_text(p),
+                Format::Anthropic | Format::AiSdk | Format::AiSdkUi => kind == Some("text"),
+                Format::Openai | Format::Moltis | Format::OpenaiResponses => {
+                    openai::is_text_part(kind)
+                }
+            }
+        };
+        if drops.is_empty() {
+            return;
+        }
+        if let Some(Value::Array(parts)) = obj.get_mut(key) {
+            drop_parts(parts, is_text, &drops);
+        }
     }
 
     /// Merges each message the compaction added into a user message next to it
@@ -608,16 +642,19 @@ impl<'a, N: Node<'a>> Document<'a, N> {
                 OutputMessage::Kept(i) => self.messages[i].to_value(),
                 OutputMessage::New(v) => v,
             };
-            let (_, prev) = merged.remove(j);
-            let joined = self.join(value(prev), value(o), key);
+            let (before, prev) = merged.remove(j);
+            // What the compaction wrote stays a part of its own, so that a later
+            // compaction finds it (and replaces it) in the caller's message.
+            let apart = before.is_none() || from.is_none();
+            let joined = self.join(value(prev), value(o), key, apart);
             merged.insert(j, (from, OutputMessage::New(joined)));
         }
         merged.into_iter().map(|(_, m)| m).collect()
     }
 
     /// `a` with the content of `b` appended (texts joined by a blank line when
-    /// both are strings), results first.
-    fn join(&self, mut a: Value, b: Value, key: &str) -> Value {
+    /// both are strings, unless `apart`), results first.
+    fn join(&self, mut a: Value, b: Value, key: &str, apart: bool) -> Value {
         let as_parts = |v: Value| match v {
             Value::String(text) => {
                 let mut part = Map::new();
@@ -633,7 +670,9 @@ impl<'a, N: Node<'a>> Document<'a, N> {
         };
         let theirs = other.remove(key).unwrap_or(Value::Null);
         let content = match (host.remove(key), theirs) {
-            (Some(Value::String(x)), Value::String(y)) => Value::String(format!("{x}\n\n{y}")),
+            (Some(Value::String(x)), Value::String(y)) if !apart => {
+                Value::String(format!("{x}\n\n{y}"))
+            }
             (mine, theirs) => {
                 let mut parts = as_parts(mine.unwrap_or(Value::Null));
                 parts.extend(as_parts(theirs));
@@ -860,16 +899,16 @@ pub(crate) fn unique_call<'a>(
     ))
 }
 
-/// Removes the parts that are results (`is_result`) and whose number among the
-/// results is in `which`.
-pub(crate) fn drop_results(
+/// Removes the parts of a kind (`is_kind`: tool results, texts) whose number
+/// among the parts of that kind is in `which`.
+pub(crate) fn drop_parts(
     parts: &mut Vec<Value>,
-    is_result: impl Fn(&Value) -> bool,
+    is_kind: impl Fn(&Value) -> bool,
     which: &[usize],
 ) {
     let mut k = 0;
     parts.retain(|p| {
-        if !is_result(p) {
+        if !is_kind(p) {
             return true;
         }
         k += 1;

@@ -188,7 +188,7 @@ pub(super) fn edit(obj: &mut Map<String, Value>, edit: &Edit) {
         }
         // An OpenAI message carries at most one result: the plan drops the whole
         // message instead, and stubs are separate messages.
-        Edit::DropResults(_) | Edit::AddStubs(_) | Edit::ResultsFirst => {}
+        Edit::DropResults(_) | Edit::AddStubs(_) | Edit::ResultsFirst | Edit::DropText { .. } => {}
     }
 }
 

@@ -198,9 +198,13 @@ pub(super) fn apply(obj: &mut Map<String, Value>, edits: &[Edit]) {
                     obj.insert("arguments".into(), args.to_string().into());
                 }
             }
-            // One output an item; reasoning items travel whole with their calls.
-            Edit::DropResults(_) | Edit::AddStubs(_) | Edit::DropReasoning | Edit::ResultsFirst => {
-            }
+            // One output an item; reasoning items travel whole with their calls;
+            // texts are dropped after the other edits (`Document::render`).
+            Edit::DropResults(_)
+            | Edit::AddStubs(_)
+            | Edit::DropReasoning
+            | Edit::ResultsFirst
+            | Edit::DropText { .. } => {}
         }
     }
 }

@@ -4,7 +4,9 @@
 use crate::error::{Error, ErrorKind, Result};
 use crate::formats::ResultsPlacement;
 use crate::message::{Message, Role};
-use crate::modes::{drop_empty, newest_summary, place_added, Decision};
+use crate::modes::{
+    drop_empty, newest_summary, place_added, summary_alone, summary_part, Decision,
+};
 use crate::options::Options;
 use crate::plan::bound::{bound, SUMMARY_BUDGET};
 use crate::plan::facts::{gather, result_tool_name};
@@ -42,10 +44,12 @@ pub(crate) fn plan(
     // The newest earlier summary (from any mode) is merged, never repeated.
     let prior_at = newest_summary(views, lead);
     let prior = prior_at
-        .and_then(|i| views[i].texts.first())
+        .and_then(|i| views[i].texts.get(summary_part(&views[i])?))
         .map(|t| prior_highlights(t));
+    // A caller's message the summary was merged into is summarized like the rest.
+    let prior_alone = |i: usize| Some(i) == prior_at && summary_alone(&views[i]);
     let picked: Vec<usize> = (lead..views.len())
-        .filter(|&i| Some(i) != prior_at && !pinned[i])
+        .filter(|&i| !prior_alone(i) && !pinned[i])
         .collect();
     let carried: Vec<usize> = (lead..views.len()).filter(|&i| pinned[i]).collect();
 

@@ -11,7 +11,7 @@ use crate::message::{Message, Role};
 use crate::modes::deterministic::PREAMBLE;
 use crate::options::Warning;
 use crate::plan::{Plan, Step, Synthetic};
-use crate::text::SUMMARY_PREFIX;
+use crate::text::{MARKER_PREFIX, SUMMARY_PREFIX};
 
 /// What a mode decided.
 #[derive(Debug, Clone, PartialEq)]
@@ -93,14 +93,41 @@ pub(crate) fn place_added(steps: &mut Plan, views: &[Message<'_>], placement: Re
 }
 
 /// The newest user message at or after `from` that holds the summary of an
-/// earlier compaction, from any mode (markers do not count); older summaries
-/// open with the preamble, without the `[Conversation Summary]` prefix.
+/// earlier compaction, from any mode (markers do not count), as a message of its
+/// own or merged into the caller's (see [`summary_part`]).
 pub(crate) fn newest_summary(views: &[Message<'_>], from: usize) -> Option<usize> {
-    (from..views.len()).rev().find(|&i| {
-        views[i].role == Role::User
-            && views[i]
-                .texts
-                .first()
-                .is_some_and(|t| t.starts_with(SUMMARY_PREFIX) || t.starts_with(PREAMBLE))
-    })
+    (from..views.len())
+        .rev()
+        .find(|&i| summary_part(&views[i]).is_some())
+}
+
+/// The text part of a user message that holds an earlier compaction's summary:
+/// the whole message, or (alternation "merge") a part of the caller's message
+/// beside its own content — its last such part. Older summaries open with the
+/// preamble, without the `[Conversation Summary]` prefix.
+pub(crate) fn summary_part(m: &Message<'_>) -> Option<usize> {
+    if m.role != Role::User {
+        return None;
+    }
+    m.texts
+        .iter()
+        .rposition(|t| t.starts_with(SUMMARY_PREFIX) || t.starts_with(PREAMBLE))
+}
+
+/// Whether `m` is nothing but an earlier compaction's summary (a message the
+/// library wrote): a compaction that replaces the summary leaves it out, where
+/// it leaves out only the summary part of a caller's message it was merged into.
+pub(crate) fn summary_alone(m: &Message<'_>) -> bool {
+    summary_part(m).is_some_and(|k| m.is_only_text(k))
+}
+
+/// The first text part of the caller's message that is an earlier compaction's
+/// marker merged into it (alternation "merge"). The parts after it came from
+/// the message that followed the marker then (the tail's first user message).
+pub(crate) fn merged_marker(m: &Message<'_>) -> Option<usize> {
+    if m.role != Role::User {
+        return None;
+    }
+    let k = m.texts.iter().position(|t| t.starts_with(MARKER_PREFIX))?;
+    (!m.is_only_text(k)).then_some(k)
 }

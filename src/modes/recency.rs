@@ -5,17 +5,19 @@
 use crate::error::{Error, ErrorKind, Result};
 use crate::formats::ResultsPlacement;
 use crate::message::{Message, Role};
-use crate::modes::{drop_empty, newest_summary, place_added, Decision};
+use crate::modes::{
+    drop_empty, merged_marker, newest_summary, place_added, summary_alone, summary_part, Decision,
+};
 use crate::options::{Options, Warning};
-use crate::plan::facts::{gather, Facts, LATEST_REQUEST, TOOLS_USED};
+use crate::plan::facts::{gather, read_marker, Facts, LATEST_REQUEST, TOOLS_USED};
 use crate::plan::fit::{cut_texts, layout, plan_tokens, Layout};
 use crate::plan::pairs::repair;
 use crate::plan::prune::edits_for;
 use crate::plan::window::{
     align_back, group_starts, newest_group, newest_request, pinned, suffix_within, window, Window,
 };
-use crate::plan::{Plan, Step, Synthetic};
-use crate::text::{count, list, one_line, MARKER_PREFIX};
+use crate::plan::{Edit, Plan, Step, Synthetic};
+use crate::text::{count, is_synthetic, list, one_line, MARKER_PREFIX};
 use crate::tokens::TokenCounter;
 
 use std::cell::RefCell;
@@ -95,6 +97,8 @@ pub(crate) struct Shape<'v, 'a> {
     /// Tokens the messages may take: the trigger less what the request spends
     /// besides them (system prompt held apart, tool definitions).
     pub target: u64,
+    /// The newest earlier summary stays (recency); a new one replaces it (structured).
+    keep_summary: bool,
 }
 
 /// The result when pruning in place settles it, else the window to lay out.
@@ -120,6 +124,7 @@ impl<'v, 'a> Shape<'v, 'a> {
             request: newest_request(views),
             newest: newest_group(views),
             target: options.trigger_tokens().saturating_sub(fixed).max(1),
+            keep_summary,
         }
     }
 
@@ -194,12 +199,34 @@ impl<'v, 'a> Shape<'v, 'a> {
         carried: &[usize],
     ) -> Decision {
         let (views, w) = (self.views, &l.w);
-        let kept = |i: &usize| Some(*i) != replaced;
-        let mut steps: Plan = (0..w.head_end).filter(kept).map(Step::keep).collect();
-        steps.extend(carried.iter().map(|&i| Step::keep(i)));
-        let first = steps.len() + usize::from(middle.is_some());
+        let adds = middle.is_some();
+        // The earlier summary this one replaces goes: as a message of its own, or
+        // as the part of a caller's message it was merged into. So do markers
+        // merged into kept messages, once a new marker or summary stands for them;
+        // a new marker also stands for the texts merged in after an old one (they
+        // came from what followed it, now the oldest of the middle: `marker`
+        // counts them), where a summary leaves them be.
+        let keep = |i: usize| -> Option<Step> {
+            let m = &views[i];
+            let mut edits = Vec::new();
+            if Some(i) == replaced {
+                if summary_alone(m) {
+                    return None;
+                }
+                edits.extend(summary_part(m).map(|part| Edit::DropText { part }));
+            }
+            if let (true, Some(from)) = (adds, merged_marker(m)) {
+                let dropped = (from..m.texts.len())
+                    .filter(|&k| self.keep_summary || m.texts[k].starts_with(MARKER_PREFIX));
+                edits.extend(dropped.map(|part| Edit::DropText { part }));
+            }
+            Some(Step::Keep { index: i, edits })
+        };
+        let mut steps: Plan = (0..w.head_end).filter_map(keep).collect();
+        steps.extend(carried.iter().filter_map(|&i| keep(i)));
+        let first = steps.len() + usize::from(adds);
         steps.extend(middle.map(Step::Insert));
-        steps.extend((w.tail_start..views.len()).filter(kept).map(Step::keep));
+        steps.extend((w.tail_start..views.len()).filter_map(keep));
         let end = if l.prune_tail {
             steps
                 .iter()
@@ -333,11 +360,12 @@ fn prune(
         .into_iter()
         .enumerate()
         .map(|(pos, step)| match step {
-            Step::Keep { index, .. }
+            Step::Keep { index, mut edits }
                 if positions.contains(&pos) && pinned.get(index) != Some(&true) =>
             {
-                let edits = edits_for(views, index, options.tool_prune_char_threshold);
-                pruned += edits.len();
+                let pruning = edits_for(views, index, options.tool_prune_char_threshold);
+                pruned += pruning.len();
+                edits.extend(pruning);
                 Step::Keep { index, edits }
             }
             other => other,
@@ -353,10 +381,33 @@ fn marker(views: &[Message<'_>], w: &Window, carried: &[usize], options: &Option
     let picked: Vec<usize> = (w.head_end..w.tail_start)
         .filter(|i| !carried.contains(i) && views[*i].role != Role::Notice)
         .collect();
-    let facts = gather(views, &picked);
+    // Markers merged into the messages that stay, and the texts merged in after
+    // them, are replaced by this one (see `Shape::splice`): what they stood for
+    // is counted here, before the middle (it is older).
+    let mut facts = Facts::default();
+    let mut joined = 0;
+    let kept = (0..w.head_end)
+        .chain(carried.iter().copied())
+        .chain(w.tail_start..views.len());
+    for m in kept.map(|i| &views[i]) {
+        let Some(from) = merged_marker(m) else {
+            continue;
+        };
+        let mut own = false;
+        for t in m.texts[from..].iter().map(|t| t.trim()) {
+            if t.starts_with(MARKER_PREFIX.trim_end()) {
+                read_marker(t, &mut facts, false);
+            } else if !t.is_empty() && !is_synthetic(t) {
+                facts.requests.push(t);
+                own = true;
+            }
+        }
+        joined += usize::from(own);
+    }
+    facts.add(gather(views, &picked));
     let of_role = |r: Role| picked.iter().filter(|&&i| views[i].role == r).count();
     // Earlier markers stand for what they elided, not for one user message.
-    let user = of_role(Role::User) - facts.markers + facts.earlier[0];
+    let user = of_role(Role::User) - facts.markers + facts.earlier[0] + joined;
     let assistant = of_role(Role::Assistant) + facts.earlier[1];
     let tool = of_role(Role::Tool) + facts.earlier[2];
     let total = user + assistant + tool;

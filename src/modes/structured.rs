@@ -3,8 +3,9 @@
 
 use crate::error::Result;
 use crate::formats::ResultsPlacement;
-use crate::message::Message;
+use crate::message::{Message, Role};
 use crate::modes::recency::{self, Shape};
+use crate::modes::summary_alone;
 use crate::notice::Fallback;
 use crate::options::{Mode, Options};
 use crate::plan::fit::{layout, plan_tokens, Layout};
@@ -42,6 +43,8 @@ pub(crate) fn step(
     };
     let previous = summary::previous_summary(views, 0, options, counter);
     let replaced = previous.as_ref().map(|p| p.index);
+    // A caller's message the summary was merged into is summarized like the rest.
+    let replaced_alone = |i: usize| Some(i) == replaced && summary_alone(&views[i]);
     // Laid out with room for a summary between head and tail (the prompt asks for
     // about 800 tokens; a longer one may still make the texts give way).
     let build =
@@ -62,13 +65,22 @@ pub(crate) fn step(
         }
     };
     let picked: Vec<usize> = (layout.w.head_end..layout.w.tail_start)
-        .filter(|&i| Some(i) != replaced && !shape.stays(i, &layout))
+        .filter(|&i| !replaced_alone(i) && !shape.stays(i, &layout))
         .collect();
-    // Pins (or UI-only notices) may hold everything between head and tail:
-    // with no earlier summary to fold in either, there is nothing to summarize
-    // and no call to make. The same layout, without a summary.
-    if replaced.is_none() && !shape.elides(&layout) {
-        let mut outcome = shape.splice(&layout, None, replaced, &shape.carried(&layout));
+    // Pins, UI-only notices or the earlier summary itself may be all there is
+    // between head and tail: then nothing is new, there is nothing to summarize
+    // and no call to make. The same layout, without a new summary (an earlier
+    // one stays).
+    if picked.iter().all(|&i| views[i].role == Role::Notice) {
+        let mut carried = shape.carried(&layout);
+        let middle = layout.w.head_end..layout.w.tail_start;
+        if let Some(r) = replaced.filter(|r| middle.contains(r)) {
+            let at = carried.partition_point(|&c| c < r);
+            if carried.get(at) != Some(&r) {
+                carried.insert(at, r);
+            }
+        }
+        let mut outcome = shape.splice(&layout, None, None, &carried);
         outcome.fit(&shape, layout, target, counter);
         return Ok(Turn::Done(Done {
             outcome,
@@ -76,7 +88,7 @@ pub(crate) fn step(
             fallback: Some(Fallback {
                 from: Mode::Structured,
                 code: "NOTHING_TO_SUMMARIZE",
-                reason: "only pinned messages or UI notices lie between head and tail: there is nothing to summarize".into(),
+                reason: "nothing new lies between head and tail (only pinned messages, UI notices or the earlier summary): there is nothing to summarize".into(),
             }),
             request_tokens: 0,
         }));

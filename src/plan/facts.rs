@@ -26,14 +26,29 @@ pub(crate) struct Facts<'a> {
     pub pending: Vec<&'a str>,
     /// Messages that earlier markers in the run stood for: user, assistant, tool.
     pub earlier: [usize; 3],
-    /// Earlier markers in the run.
+    /// Earlier markers in the run that are messages of their own.
     pub markers: usize,
 }
 
+impl<'a> Facts<'a> {
+    /// Adds the facts of a later run of messages.
+    pub(crate) fn add(&mut self, later: Facts<'a>) {
+        self.requests.extend(later.requests);
+        self.tools.extend(later.tools);
+        self.files.extend(later.files);
+        self.pending = later.pending;
+        for (mine, theirs) in self.earlier.iter_mut().zip(later.earlier) {
+            *mine += theirs;
+        }
+        self.markers += later.markers;
+    }
+}
+
 /// What an earlier marker says it stood for: its counts by role, and the tools
-/// its digest listed.
-fn read_marker<'a>(text: &'a str, f: &mut Facts<'a>) {
-    f.markers += 1;
+/// its digest listed. `alone`: the marker is a message of its own (not merged
+/// into a caller's message), which it stands for instead of one user message.
+pub(crate) fn read_marker<'a>(text: &'a str, f: &mut Facts<'a>, alone: bool) {
+    f.markers += usize::from(alone);
     let first = text.lines().find(|l| l.contains(" elided ")).unwrap_or("");
     if let Some(open) = first.rfind('(') {
         for part in first[open + 1..].split(',') {
@@ -104,10 +119,16 @@ pub(crate) fn gather<'a>(views: &[Message<'a>], picked: &[usize]) -> Facts<'a> {
         let Some(text) = m.first_text() else { continue };
         paths(text).for_each(|p| file(&mut f, p));
         if m.role == Role::User {
-            if text.starts_with(MARKER_PREFIX.trim_end()) {
-                read_marker(text, &mut f);
-            } else if !is_synthetic(text) {
-                f.requests.push(text);
+            // Markers, alone or merged into the caller's message (alternation
+            // "merge"), and the caller's own first text as the request.
+            let texts = m.texts.iter().map(|t| t.trim());
+            for (k, t) in texts.clone().enumerate() {
+                if t.starts_with(MARKER_PREFIX.trim_end()) {
+                    read_marker(t, &mut f, m.is_only_text(k));
+                }
+            }
+            if let Some(request) = texts.filter(|t| !t.is_empty()).find(|t| !is_synthetic(t)) {
+                f.requests.push(request);
             }
         }
     }

@@ -162,6 +162,9 @@ pub(crate) fn step_tokens(step: &Step, views: &[Message<'_>], counter: &dyn Toke
                         m.texts.get(*part).map_or(0, |t| counter.count(t)),
                         counter.count(text),
                     ),
+                    Edit::DropText { part } => {
+                        (m.texts.get(*part).map_or(0, |t| counter.count(t)), 0)
+                    }
                     Edit::ShortenArgs { call, args } => (
                         m.calls
                             .get(*call)
@@ -212,8 +215,9 @@ fn entry_of<'a>(
     let mut kept = Vec::new();
     if !frozen {
         // A signed text goes back as it is (the adapter would not apply a cut).
+        let dropped = |k: usize| edits.contains(&Edit::DropText { part: k });
         for (k, t) in m.texts.iter().enumerate() {
-            if !m.sealed_texts.contains(&k) {
+            if !m.sealed_texts.contains(&k) && !dropped(k) {
                 pieces.push(piece(Target::Text(k), Cow::Borrowed(*t), false, counter));
             }
         }

@@ -62,6 +62,13 @@ pub(crate) enum Edit {
         /// The new text.
         text: String,
     },
+    /// Remove the message's `part`-th text part: an earlier compaction's summary
+    /// or marker that alternation merged into the caller's message, now
+    /// superseded by what this compaction adds.
+    DropText {
+        /// Which text part of the message.
+        part: usize,
+    },
     /// Remove reasoning the provider keeps with the message (OpenAI
     /// `reasoning_content` / `reasoning`, Anthropic `thinking` and `redacted_thinking`
     /// blocks): a summarizer does not need it, and signed thinking blocks may not be

@@ -13,7 +13,7 @@ use std::borrow::Cow;
 use crate::formats::ResultsPlacement;
 use crate::message::Message;
 use crate::modes::deterministic::{DIRECTIVE, PREAMBLE};
-use crate::modes::{newest_summary, Decision};
+use crate::modes::{newest_summary, summary_part, Decision};
 use crate::notice::Fallback;
 use crate::options::{Mode, Options, Warning};
 use crate::summarizer::Reply;
@@ -74,7 +74,7 @@ pub(crate) fn previous_summary<'a>(
     counter: &dyn TokenCounter,
 ) -> Option<Previous<'a>> {
     let index = newest_summary(views, from)?;
-    let text = views[index].texts.first()?;
+    let text = views[index].texts.get(summary_part(&views[index])?)?;
     let mut body = text.strip_prefix(SUMMARY_PREFIX).unwrap_or(text).trim();
     for wrapper in [SUMMARY_PREAMBLE, PREAMBLE] {
         body = body.strip_prefix(wrapper).unwrap_or(body).trim_start();

@@ -236,3 +236,16 @@ test("every format, with both LLM modes", { skip: !existsSync(corpus) && !proces
     }
   }
 });
+
+test("structured calls no LLM when nothing new lies between head and tail (only the earlier summary)", async () => {
+  const chat = Array.from({ length: 80 }, (_, i) => ({ role: i % 2 ? "assistant" : "user", content: `turn ${i}: ` + "a plain sentence of this chat. ".repeat(12) }));
+  const options = { mode: "structured", contextWindow: 8000, protectHead: 2, protectTailMin: 4 };
+  const first = await compact(chat, { ...options, summarize: () => template("the plan") });
+  assert.equal(first.notice.mode, "structured");
+  let calls = 0;
+  await assert.rejects(
+    compact(first.messages, { ...options, summarize: () => (calls++, template("again")) }),
+    (e) => e.code === "TOO_SMALL_TO_COMPACT" && /nothing new lies between head and tail/.test(e.message),
+  );
+  assert.equal(calls, 0, "no summarizer call for nothing new");
+});

@@ -1,8 +1,11 @@
 // What a compaction adds (a summary or a marker, a user message) goes where the
 // provider takes it: never behind an assistant that now opens the messages or
 // follows another assistant it was not next to, never between a running call
-// and the results about to be appended. Checked with the package's own
-// `validate`, which knows each provider's rules.
+// and the results about to be appended (checked with the package's own
+// `validate`, which knows each provider's rules). Merged into a neighbouring
+// user message (alternation "merge"), a later compaction still finds it and
+// replaces it: summaries and markers never pile up, and the caller's content
+// it was merged with stays.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { compact, compactSync, validate } from "../../pkg/node.js";
@@ -64,4 +67,74 @@ test("a pinned call still running at the end keeps its place last, after the sum
     const appended = [...r.messages, { role: "tool", content: [{ type: "tool-result", toolCallId: "c1", toolName: "bash", output: { type: "text", value: "ok" } }] }];
     assert.deepEqual(violations(appended), [], mode);
   }
+});
+
+/** `rounds` compactions of a conversation that goes on after each; returns the last result and every summarizer request. */
+async function rounds(history, options, rounds, more) {
+  const asked = [];
+  let r;
+  for (let round = 1; round <= rounds; round++) {
+    history = { ...history, messages: [...history.messages, ...more(round)] };
+    const o = { ...options, summarize: (request) => (asked.push(request), summarize()) };
+    r = options.mode === "structured" ? await compact(history, o) : compactSync(history, o);
+    history = r.request;
+  }
+  return { r, asked };
+}
+const count = (messages, prefix) => JSON.stringify(messages).split(prefix).length - 1;
+
+test("a summary or marker merged into the head's user message is replaced by the next compaction (Anthropic, OpenAI merge)", async () => {
+  const turn = (round) => [{ role: "assistant", content: `a${round} ` + filler(6000) }, { role: "user", content: "x " + filler(6000) }, { role: "assistant", content: "b " + filler(6000) }, { role: "user", content: `r${round}` }];
+  const start = { system: "sys", messages: [{ role: "user", content: "q0" }, { role: "assistant", content: "a0" }, { role: "user", content: "q1" }] };
+  const { r, asked } = await rounds(start, { mode: "structured", contextWindow: 6000, protectTailMin: 1 }, 4, turn);
+  assert.equal(count(r.request.messages, "[Conversation Summary]"), 1);
+  assert.deepEqual(asked.map((q) => Boolean(q.previousSummary)), [false, true, true, true]);
+  assert.equal(r.request.messages[2].content[0].text, "q1", "the head's own text stays");
+  assert.deepEqual(violations(r.request, { provider: "anthropic" }), []);
+
+  const marked = await rounds(start, { mode: "recency_preserving", contextWindow: 6000, protectTailMin: 1 }, 4, turn);
+  const messages = marked.r.request.messages;
+  assert.equal(count(messages, "[Conversation Compacted]"), 1);
+  // The head's message holds its own text, the marker and the tail's first request
+  // merged in after it; the next marker stands for that request too, so the
+  // totals run on (3 elided in the first round, 4 more in each later one).
+  const [own, marker, request] = messages[2].content.map((p) => p.text);
+  assert.equal(own, "q1");
+  assert.equal(request, "r4");
+  assert.match(marker, /^\[Conversation Compacted\]\n\n15 earlier messages were elided .*\(7 user, 8 assistant, 0 tool\)/);
+  assert.match(marker, /- Earlier user request: r3\n/);
+
+  const openai = await rounds({ messages: [{ role: "system", content: "sys" }, ...start.messages] }, { mode: "recency_preserving", contextWindow: 6000, protectTailMin: 1, protectHead: 4, alternation: "merge" }, 3, turn);
+  assert.equal(count(openai.r.messages, "[Conversation Compacted]"), 1);
+  assert.deepEqual(violations(openai.r.messages, { strictAlternation: true }), []);
+});
+
+test("a tool result in the head's message that a summary was merged into stays through the next compaction", async () => {
+  const start = { system: "sys", messages: [
+    { role: "user", content: "read config" },
+    { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "Read", input: { path: "config.toml" } }] },
+    { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: "port = 8080" }] },
+  ] };
+  const turn = (round) => [{ role: "assistant", content: `a${round} ` + filler(6000) }, { role: "user", content: "q " + filler(6000) }, { role: "assistant", content: "b " + filler(6000) }, { role: "user", content: `r${round}` }];
+  const { r } = await rounds(start, { mode: "structured", contextWindow: 6000, protectTailMin: 1 }, 2, turn);
+  const head = r.request.messages[2].content;
+  assert.deepEqual(head[0], { type: "tool_result", tool_use_id: "t1", content: "port = 8080" });
+  assert.equal(count(r.request.messages, "[Conversation Summary]"), 1);
+  assert.deepEqual(violations(r.request, { provider: "anthropic" }), []);
+
+  // Gemini: the functionResponse part stays the same way.
+  const g = [
+    { role: "user", parts: [{ text: "read config" }] },
+    { role: "model", parts: [{ functionCall: { name: "read", args: { path: "config.toml" } } }] },
+    { role: "user", parts: [{ functionResponse: { name: "read", response: { result: "port = 8080" } } }] },
+  ];
+  const gturn = (round) => [{ role: "model", parts: [{ text: `a${round} ` + filler(6000) }] }, { role: "user", parts: [{ text: "q " + filler(6000) }] }, { role: "model", parts: [{ text: "b " + filler(6000) }] }, { role: "user", parts: [{ text: `r${round}` }] }];
+  let history = g;
+  for (let round = 1; round <= 2; round++) {
+    history = [...history, ...gturn(round)];
+    history = (await compact(history, { mode: "structured", contextWindow: 6000, protectTailMin: 1, summarize })).messages;
+  }
+  assert.ok(JSON.stringify(history[2]).includes("port = 8080"));
+  assert.equal(count(history, "[Conversation Summary]"), 1);
+  assert.deepEqual(violations(history), []);
 });
