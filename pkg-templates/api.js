@@ -61,7 +61,18 @@ const bitWords = new Uint32Array(bits.buffer);
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 const HIDDEN_SURROGATE = /[\u{10F800}-\u{10FFFF}]/gu;
-const wellFormed = (s) => (typeof s.isWellFormed === "function" ? s.isWellFormed() : !LONE_SURROGATE.test(s));
+// (`search` ignores the global regex's lastIndex, which `test` would carry from call to call)
+const wellFormed = (s) => (typeof s.isWellFormed === "function" ? s.isWellFormed() : s.search(LONE_SURROGATE) < 0);
+/**
+ * JSON of what the caller wrote outside the messages (options, a summarizer's
+ * answers), its lone surrogates as U+FFFD: a summary cut in the middle of an
+ * emoji is still a summary, where the history's own strings keep theirs.
+ */
+const wellFormedJson = (v, replacer = (key, x) => x) =>
+  JSON.stringify(v, (key, x) => {
+    x = replacer(key, x);
+    return typeof x === "string" && !wellFormed(x) ? x.replace(LONE_SURROGATE, "\uFFFD") : x;
+  });
 /** Lone surrogate U+D800 + k becomes U+10F800 + k (valid UTF-8, distinct); `restore` undoes it. */
 const hide = (s) => s.replace(LONE_SURROGATE, (c) => String.fromCodePoint(0x10f800 + c.charCodeAt(0) - 0xd800));
 const restoreString = (s) => s.replace(HIDDEN_SURROGATE, (c) => String.fromCharCode(c.codePointAt(0) - 0x10f800 + 0xd800));
@@ -643,7 +654,7 @@ function optionsJson(options) {
     options = { ...options, randomSeed: (hi & 0x1fffff) * 2 ** 32 + lo };
   }
   try {
-    return JSON.stringify(options, (key, v) => (key !== "" && JS_ONLY.has(key) ? undefined : v));
+    return wellFormedJson(options, (key, v) => (key !== "" && JS_ONLY.has(key) ? undefined : v));
   } catch (cause) {
     throw new CompactionError("INVALID_CONFIG", `options: cannot be read (${cause.message})`, { cause });
   }
@@ -901,7 +912,7 @@ class Job {
     const [w, b] = this.tape;
     let envelope;
     try {
-      envelope = raw.compactStepTape(w, b, this.options, JSON.stringify(replies), this.count, this.known(), this.keeps);
+      envelope = raw.compactStepTape(w, b, this.options, wellFormedJson(replies), this.count, this.known(), this.keeps);
     } finally {
       release();
     }
@@ -1043,6 +1054,9 @@ export async function compact(history, options) {
   const replies = [];
   let failure;
   for (;;) {
+    // An abort between two answers (or with the last one) still rejects: an
+    // "abort" event fired before `ask` listens is never heard again.
+    if (llm.signal?.aborted && replies.length > 0) throw aborted(llm.signal);
     const step = job.step(replies, failure);
     if (step.done) return resultOf(step.done, history, job.source, job.key);
     const { reply, error } = await ask(llm.summarize, (signal) => job.request(step.ask, signal), llm, deadline);

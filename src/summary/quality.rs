@@ -35,9 +35,11 @@ pub(crate) fn check(summary: &str, max_tokens: u64, counter: &dyn TokenCounter) 
         if *heading == "## Progress" {
             continue;
         }
+        // A section runs to the next template heading: a line of its own that
+        // starts with `#` (an issue number, a shell comment, a sub-heading) is text.
         let filled = lines[line + 1..]
             .iter()
-            .take_while(|l| !l.trim_start().starts_with('#'))
+            .take_while(|l| heading_of(l).is_none())
             .any(|l| !l.trim().is_empty());
         if !filled {
             problems.push(format!(
@@ -120,6 +122,11 @@ mod tests {
             check(&swapped, 4096, &c),
             ["heading \"## Goal\" is out of order"]
         );
+        // Text that starts with `#` fills a section; only the next heading ends it.
+        let hashes = full()
+            .replace("## Goal\n(none)", "## Goal\n#412: the login form rejects valid emails")
+            .replace("### Blocked\n(none)", "### Blocked\n# run the tests first\n#### one more level");
+        assert!(check(&hashes, 4096, &c).is_empty(), "{:?}", check(&hashes, 4096, &c));
         let long = full() + &" word".repeat(3000);
         assert!(check(&long, 1000, &c)[0].contains("more than twice the 1000"));
     }

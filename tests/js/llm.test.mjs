@@ -249,3 +249,34 @@ test("structured calls no LLM when nothing new lies between head and tail (only 
   );
   assert.equal(calls, 0, "no summarizer call for nothing new");
 });
+
+test("an abort between two answers, or with the last one, still rejects with ABORTED", async () => {
+  const history = sample.slice(1);
+  const between = new AbortController();
+  await assert.rejects(
+    compact(history, {
+      ...base,
+      signal: between.signal,
+      summarize: (request) => {
+        // The first answer fails the quality check; the caller aborts while it is handed back.
+        if (request.attempt === 1) queueMicrotask(() => between.abort(new Error("Cancel")));
+        return request.attempt === 1 ? "no template here" : template("late");
+      },
+    }),
+    (e) => e.code === "ABORTED",
+  );
+  const last = new AbortController();
+  await assert.rejects(
+    compact(history, { ...base, signal: last.signal, summarize: async function* () { yield template("streamed"); last.abort(new Error("Cancel")); } }),
+    (e) => e.code === "ABORTED",
+  );
+});
+
+test("a summary or option cut inside a surrogate pair is read with U+FFFD in its place", async () => {
+  const cut = (template("ship the release") + " 🚀").slice(0, -1); // ends in half of a pair
+  for (const mode of ["structured", "llm_replace"]) {
+    const r = await compact(sample.slice(1), { ...base, mode, summaryModel: "model-\uD800", summarize: () => cut });
+    assert.equal(r.notice.mode, mode);
+    assert.ok(r.summary.endsWith("\uFFFD"), mode);
+  }
+});
