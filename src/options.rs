@@ -488,7 +488,24 @@ fn validate(entries: Vec<Entry>) -> Result<ParsedOptions> {
             "max_tool_result_bytes" => {
                 o.max_tool_result_bytes = to_usize(e.integer(&mut warnings)?)
             }
-            "max_summary_tokens" => o.max_summary_tokens = e.integer(&mut warnings)?,
+            "max_summary_tokens" => {
+                // The template's ten sections need room: a smaller bound would
+                // fail every summary's quality check.
+                const MIN: u64 = 256;
+                o.max_summary_tokens = e.integer(&mut warnings)?;
+                if o.max_summary_tokens < MIN {
+                    warnings.push(Warning {
+                        code: "CLAMPED",
+                        message: format!(
+                            "{} = {} is below the minimum of {MIN} (a summary in the template's sections needs room); using {MIN}{}",
+                            e.name,
+                            o.max_summary_tokens,
+                            e.here()
+                        ),
+                    });
+                    o.max_summary_tokens = MIN;
+                }
+            }
             "context_window" => {
                 o.context_window = e.integer(&mut warnings)?;
                 if o.context_window == 0 {
@@ -785,6 +802,29 @@ mod tests {
         assert!(toml.warnings[0]
             .message
             .contains("read as a percent: 0.8 (line 2"));
+    }
+
+    #[test]
+    fn a_summary_bound_too_small_for_the_template_is_raised_with_a_warning() {
+        for (given, used, warned) in [
+            (0, 256, true),
+            (255, 256, true),
+            (256, 256, false),
+            (800, 800, false),
+        ] {
+            let o = from_json(&serde_json::json!({"maxSummaryTokens": given})).unwrap();
+            assert_eq!(o.options.max_summary_tokens, used, "{given}");
+            assert_eq!(
+                o.warnings.iter().any(|w| w.code == "CLAMPED"),
+                warned,
+                "{given}"
+            );
+        }
+        let toml = from_toml("[chat.compaction]\nmax_summary_tokens = 0\n").unwrap();
+        assert_eq!(toml.options.max_summary_tokens, 256);
+        assert!(toml.warnings[0]
+            .message
+            .contains("below the minimum of 256"));
     }
 
     #[test]

@@ -62,6 +62,20 @@ pub(crate) fn step(
             ErrorKind::EmptySummary,
             "the summarizer returned an empty summary; the history was not changed",
         )),
+        // `max_summary_tokens` bounds an acceptable summary here too (SPEC §3):
+        // one larger than the history would make nothing smaller.
+        Some(Reply::Summary { text, .. })
+            if counter.count(text.trim()) > options.max_summary_tokens.saturating_mul(2) =>
+        {
+            Err(Error::new(
+                ErrorKind::LlmFailed,
+                format!(
+                    "the summary is about {} tokens, more than twice the {} asked for (max_summary_tokens); the history was not changed",
+                    counter.count(text.trim()),
+                    options.max_summary_tokens
+                ),
+            ))
+        }
         Some(Reply::Summary { text, .. }) => {
             let text = text.trim();
             let mut warnings = ask.input.warnings;

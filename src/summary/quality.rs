@@ -124,9 +124,19 @@ mod tests {
         );
         // Text that starts with `#` fills a section; only the next heading ends it.
         let hashes = full()
-            .replace("## Goal\n(none)", "## Goal\n#412: the login form rejects valid emails")
-            .replace("### Blocked\n(none)", "### Blocked\n# run the tests first\n#### one more level");
-        assert!(check(&hashes, 4096, &c).is_empty(), "{:?}", check(&hashes, 4096, &c));
+            .replace(
+                "## Goal\n(none)",
+                "## Goal\n#412: the login form rejects valid emails",
+            )
+            .replace(
+                "### Blocked\n(none)",
+                "### Blocked\n# run the tests first\n#### one more level",
+            );
+        assert!(
+            check(&hashes, 4096, &c).is_empty(),
+            "{:?}",
+            check(&hashes, 4096, &c)
+        );
         let long = full() + &" word".repeat(3000);
         assert!(check(&long, 1000, &c)[0].contains("more than twice the 1000"));
     }

@@ -280,3 +280,15 @@ test("a summary or option cut inside a surrogate pair is read with U+FFFD in its
     assert.ok(r.summary.endsWith("\uFFFD"), mode);
   }
 });
+
+test("llm_replace refuses a summary more than twice maxSummaryTokens; a bound below 256 is raised", async () => {
+  const history = sample.slice(1);
+  await assert.rejects(
+    compact(history, { mode: "llm_replace", maxSummaryTokens: 500, summarize: () => "a fact worth keeping. ".repeat(2000) }),
+    (e) => e.code === "LLM_FAILED" && /more than twice the 500/.test(e.message),
+  );
+  let asked;
+  const r = await compact(history, { mode: "llm_replace", maxSummaryTokens: 0, summarize: (q) => ((asked = q.maxTokens), "short and sweet") });
+  assert.equal(asked, 256);
+  assert.ok(r.warnings.some((w) => w.code === "CLAMPED" && /max_?[sS]ummary_?[tT]okens/.test(w.message)), JSON.stringify(r.warnings));
+});
