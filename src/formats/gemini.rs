@@ -169,15 +169,49 @@ fn response(text: &str) -> Value {
 }
 
 /// A `functionResponse` part for a call (made-up `name#k` ids are not written).
-fn stub_part(stub: &Stub) -> Value {
-    let made_up = stub
-        .id
-        .strip_prefix(stub.name.as_str())
+/// Whether `id` is one [`id_of`] made up for a part of tool `name` without an id.
+fn made_up(id: &str, name: &str) -> bool {
+    id.strip_prefix(name)
         .and_then(|k| k.strip_prefix('#'))
-        .is_some_and(|k| k.chars().all(|c| c.is_ascii_digit()));
+        .is_some_and(|k| k.chars().all(|c| c.is_ascii_digit()))
+}
+
+/// Gemini pairs a response with its call by `id`, or else by name and order, so
+/// a call with an id may be answered by a response without one (the API
+/// reference's own pattern), or the other way round: such a response takes its
+/// call's id, so that pairing by id holds.
+pub(super) fn link_ids(views: &mut [Message<'_>]) {
+    let mut turn = None;
+    for i in 0..views.len() {
+        if !views[i].calls.is_empty() {
+            turn = Some(i);
+            continue;
+        }
+        let (Some(t), false) = (turn, views[i].results.is_empty()) else {
+            turn = None;
+            continue;
+        };
+        let (before, rest) = views.split_at_mut(i);
+        let calls = &before[t].calls;
+        let mut counts: HashMap<&str, usize> = HashMap::new();
+        for r in &mut rest[0].results {
+            let Some(name) = r.name else { continue };
+            let nth = counts.entry(name).or_insert(0);
+            let call = calls.iter().filter(|c| c.name == name).nth(*nth);
+            *nth += 1;
+            if let Some(c) = call.filter(|c| c.id != r.id) {
+                if made_up(&c.id, name) || made_up(&r.id, name) {
+                    r.id = c.id.clone();
+                }
+            }
+        }
+    }
+}
+
+fn stub_part(stub: &Stub) -> Value {
     let mut r = Map::new();
     r.insert("name".into(), stub.name.clone().into());
-    if !made_up {
+    if !made_up(&stub.id, &stub.name) {
         r.insert("id".into(), stub.id.clone().into());
     }
     r.insert("response".into(), response(STUB_TEXT));

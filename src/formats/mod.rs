@@ -455,8 +455,10 @@ impl<'a, N: Node<'a>> Document<'a, N> {
             }
             views.push(view);
         }
-        if self.format == Format::OpenaiResponses {
-            responses::link_turns(&mut views)?;
+        match self.format {
+            Format::OpenaiResponses => responses::link_turns(&mut views)?,
+            Format::Gemini => gemini::link_ids(&mut views),
+            _ => {}
         }
         crate::message::link_results(&mut views);
         Ok(views)

@@ -308,3 +308,18 @@ test("validate: a bare array may end while tools run; format, provider and error
   assert.ok(orphan.violations[0].message.includes(id), orphan.violations[0].message);
   assert.equal(compactSync([user, { role: "assistant", content: "ok" }]).messages.length, 1, "still works afterwards");
 });
+
+test("Gemini: a call with an id answered by a response without one pairs by name and order", () => {
+  const words = (n) => Array.from({ length: n }, (_, i) => `w${(i * 7919) % 1000}`).join(" ");
+  const call = { role: "model", parts: [{ functionCall: { id: "fc-1", name: "get_weather", args: { city: "Paris" } }, thoughtSignature: "SIG" }] };
+  const answer = { role: "user", parts: [{ functionResponse: { name: "get_weather", response: { result: "18C sunny" } } }] };
+  const h = [{ role: "user", parts: [{ text: "q1 " + words(1500) }] }, { role: "model", parts: [{ text: "a1 " + words(1500) }] }, { role: "user", parts: [{ text: "weather in Paris?" }] }, call, answer, { role: "model", parts: [{ text: "It is 18C and sunny." }] }, { role: "user", parts: [{ text: "thanks" }] }];
+  assert.deepEqual(validate(h).violations, []);
+  const r = compactSync(h, { mode: "recency_preserving", contextWindow: 8000, protectHead: 1, protectTailMin: 2 });
+  assert.ok(r.messages.includes(answer), "the real response stays, the caller's own object");
+  assert.ok(!JSON.stringify(r.messages).includes("[Result from earlier"), "no stub stands in for it");
+  // The other way round: a call without an id, a response with one.
+  const unnamed = { role: "model", parts: [{ functionCall: { name: "get_weather", args: { city: "Paris" } } }] };
+  const named = { role: "user", parts: [{ functionResponse: { id: "fc-9", name: "get_weather", response: { result: "18C" } } }] };
+  assert.deepEqual(validate([h[0], h[1], h[2], unnamed, named]).violations, []);
+});
