@@ -409,8 +409,22 @@ fn detect<'a, N: Node<'a>>(root: N, evidence: &[Evidence]) -> Format {
         Format::Gemini
     } else if has(Signal::AI_SDK) {
         Format::AiSdk
-    } else if root.get("system").is_some() || has(Signal::ANTHROPIC) {
+    } else if has(Signal::ANTHROPIC) {
         Format::Anthropic
+    } else if root.get("system").is_some() {
+        // A request's own `system`: Anthropic's, unless a message is a system
+        // message too, which Anthropic never takes and the AI SDK does (such as
+        // an AI SDK request that llm_replace left as system + summary).
+        let system_message = root
+            .get("messages")
+            .into_iter()
+            .flat_map(Node::items)
+            .any(|m| m.get("role").and_then(Node::as_str) == Some("system"));
+        if system_message {
+            Format::AiSdk
+        } else {
+            Format::Anthropic
+        }
     } else if has(Signal::MOLTIS) {
         Format::Moltis
     } else {

@@ -6,7 +6,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { isDeepStrictEqual } from "node:util";
-import { compact, compactSync, rebase, validate, CompactionError } from "../../pkg/node.js";
+import { compact, compactSync, measure, rebase, validate, CompactionError } from "../../pkg/node.js";
 import { FORMATS, opaque } from "./histories.mjs";
 
 const WINDOW = 2000;
@@ -322,4 +322,23 @@ test("Gemini: a call with an id answered by a response without one pairs by name
   const unnamed = { role: "model", parts: [{ functionCall: { name: "get_weather", args: { city: "Paris" } } }] };
   const named = { role: "user", parts: [{ functionResponse: { id: "fc-9", name: "get_weather", response: { result: "18C" } } }] };
   assert.deepEqual(validate([h[0], h[1], h[2], unnamed, named]).violations, []);
+});
+
+test("an AI SDK request with its own system and a system message still reads as AI SDK once no tool parts are left", async () => {
+  const messages = [{ role: "system", content: "You are a coding agent." }, { role: "user", content: "Fix src/app.ts" }];
+  for (let i = 0; i < 20; i++) {
+    messages.push(
+      { role: "assistant", content: [{ type: "tool-call", toolCallId: `tc_${i}`, toolName: "readFile", input: { path: `src/f${i}.ts` } }] },
+      { role: "tool", content: [{ type: "tool-result", toolCallId: `tc_${i}`, toolName: "readFile", output: { type: "text", value: "lorem ipsum ".repeat(200) } }] },
+      { role: "user", content: `next ${i}` },
+    );
+  }
+  const request = { model: "anthropic/claude-sonnet-4.5", system: "Be brief.", messages };
+  for (const mode of ["llm_replace", "deterministic"]) {
+    const r = await compact(request, { mode, contextWindow: 6000, summarize: () => "the summary" });
+    assert.equal(measure(r.request).format, "ai-sdk", mode);
+    assert.deepEqual(validate(r.request).violations, [], mode);
+  }
+  // Anthropic's own requests (no system message among the messages) stay Anthropic.
+  assert.equal(measure({ system: "Be brief.", messages: [{ role: "user", content: "hi" }] }).format, "anthropic");
 });
