@@ -414,13 +414,15 @@ fn detect<'a, N: Node<'a>>(root: N, evidence: &[Evidence]) -> Format {
     } else if root.get("system").is_some() {
         // A request's own `system`: Anthropic's, unless a message is a system
         // message too, which Anthropic never takes and the AI SDK does (such as
-        // an AI SDK request that llm_replace left as system + summary).
+        // an AI SDK request that llm_replace left as system + summary), and the
+        // request lacks the `max_tokens` every Anthropic request has (where such
+        // a message is the caller's mistake, said as such by the reader).
         let system_message = root
             .get("messages")
             .into_iter()
             .flat_map(Node::items)
             .any(|m| m.get("role").and_then(Node::as_str) == Some("system"));
-        if system_message {
+        if system_message && root.get("max_tokens").is_none() {
             Format::AiSdk
         } else {
             Format::Anthropic
