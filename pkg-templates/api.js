@@ -827,19 +827,31 @@ function messageKey(request) {
 
 // The input messages a result was made from, kept (not enumerable) for `rebase`.
 const COVERED = Symbol("chat-compaction covered messages");
+/** The covered messages as JSON when the compaction awaited a summarizer (see `compact`). */
+const COVERED_JSON = Symbol("chat-compaction covered messages as JSON");
+
+/** `v` as JSON, or undefined where it cannot be written. */
+function jsonOf(v) {
+  try {
+    return JSON.stringify(v);
+  } catch {
+    return undefined;
+  }
+}
 
 /**
  * The result object: kept messages are the caller's own objects from `source`, a
  * copy of the input's message array that `rebase` compares with later; a
  * request comes back with only its messages (under `key`) replaced.
  */
-function resultOf({ plan, notice, summary, warnings }, history, source, key) {
+function resultOf({ plan, notice, summary, warnings }, history, source, key, json = undefined) {
   const messages = plan.map((p) => (typeof p === "number" ? source[p] : p));
   const result = { messages, notice, warnings };
   if (summary !== undefined) result.summary = summary;
   const requestKey = isRequest(history) ? (key ?? messageKey(history)) : undefined;
   if (requestKey !== undefined) result.request = { ...history, [requestKey]: messages };
   Object.defineProperty(result, COVERED, { value: source });
+  if (json !== undefined) Object.defineProperty(result, COVERED_JSON, { value: json });
   return result;
 }
 
@@ -1050,6 +1062,10 @@ export async function compact(history, options) {
   }
   if (llm.signal?.aborted) throw aborted(llm.signal);
   const job = new Job(history, options);
+  // While a summarizer runs, a chat UI streams and edits into the same message
+  // objects: `rebase` compares them with what they were as JSON (a cost next to
+  // an LLM call's; an offline mode's history cannot change during the call).
+  const json = LLM_MODES.has(options?.mode) ? job.source.map(jsonOf) : undefined;
   const deadline = llm.timeoutMs === undefined ? undefined : Date.now() + llm.timeoutMs;
   const replies = [];
   let failure;
@@ -1058,7 +1074,7 @@ export async function compact(history, options) {
     // "abort" event fired before `ask` listens is never heard again.
     if (llm.signal?.aborted && replies.length > 0) throw aborted(llm.signal);
     const step = job.step(replies, failure);
-    if (step.done) return resultOf(step.done, history, job.source, job.key);
+    if (step.done) return resultOf(step.done, history, job.source, job.key, json);
     const { reply, error } = await ask(llm.summarize, (signal) => job.request(step.ask, signal), llm, deadline);
     replies.push(reply);
     failure = error;
@@ -1088,10 +1104,10 @@ export function rebase(result, currentHistory) {
   if (current.length < covered.length) {
     throw stale(`the history has ${current.length} messages, fewer than the ${covered.length} the compaction covered: messages were removed since it started`);
   }
+  const json = result[COVERED_JSON];
   for (let i = 0; i < covered.length; i++) {
-    if (current[i] !== covered[i] && JSON.stringify(current[i]) !== JSON.stringify(covered[i])) {
-      throw stale(`messages[${i}] changed since the compaction started`);
-    }
+    const same = json?.[i] !== undefined ? jsonOf(current[i]) === json[i] : current[i] === covered[i] || JSON.stringify(current[i]) === JSON.stringify(covered[i]);
+    if (!same) throw stale(`messages[${i}] changed since the compaction started`);
   }
   const appended = current.slice(covered.length);
   const messages = [...result.messages, ...appended];

@@ -292,3 +292,20 @@ test("llm_replace refuses a summary more than twice maxSummaryTokens; a bound be
   assert.equal(asked, 256);
   assert.ok(r.warnings.some((w) => w.code === "CLAMPED" && /max_?[sS]ummary_?[tT]okens/.test(w.message)), JSON.stringify(r.warnings));
 });
+
+test("rebase sees a covered message edited in place while the summarizer ran", async () => {
+  const history = sample.slice(1).map((m) => ({ ...m }));
+  const last = history.findLast((m) => m.role === "assistant" && typeof m.content === "string");
+  let release;
+  const pending = compact(history, { ...base, summarize: () => new Promise((r) => (release = r)) });
+  await sleep(10);
+  last.content += " Decision: PostgreSQL 16."; // the reply streams on into its own object
+  release(template("the plan"));
+  const result = await pending;
+  assert.equal(result.notice.mode, "structured");
+  assert.throws(() => rebase(result, history), (e) => e.code === "STALE_HISTORY" && /changed since the compaction started/.test(e.message));
+  // Untouched, the same objects rebase.
+  const again = sample.slice(1).map((m) => ({ ...m }));
+  const clean = await compact(again, { ...base, summarize: () => template("the plan") });
+  assert.equal(rebase(clean, [...again, { role: "user", content: "next" }]).at(-1).content, "next");
+});
