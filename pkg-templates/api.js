@@ -643,9 +643,21 @@ function optionsJson(options) {
     const got = Array.isArray(options) ? "an array" : typeof options;
     throw new CompactionError("INVALID_CONFIG", `options: expected an object, got ${got}`);
   }
-  for (const [key, v] of Object.entries(options)) {
+  let entries;
+  try {
+    entries = Object.entries(options);
+  } catch (cause) {
+    throw new CompactionError("INVALID_CONFIG", `options: reading them threw: ${cause?.message ?? String(cause)}`, { cause });
+  }
+  for (const [key, v] of entries) {
     if (typeof v === "number" && !Number.isFinite(v)) {
       throw new CompactionError("INVALID_CONFIG", `${key}: expected a finite number, got ${v}`);
+    }
+  }
+  // Options wasm never sees: two spellings of one are checked here (wasm checks the rest).
+  for (const [camel, snake] of [["timeoutMs", "timeout_ms"], ["countTokens", "count_tokens"]]) {
+    if (options[camel] != null && options[snake] != null && options[camel] !== options[snake]) {
+      throw new CompactionError("INVALID_CONFIG", `${camel} and ${snake} are the same option, given two different values; keep one`);
     }
   }
   if (options.randomIds === true || options.random_ids === true) {

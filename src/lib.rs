@@ -292,6 +292,13 @@ pub(crate) fn step<'a, N: Node<'a>>(
             "the history has no messages; there is nothing to compact",
         ));
     }
+    // In every mode alike (system messages always stay).
+    if plan::window::leading_system(views) == views.len() {
+        return Err(Error::new(
+            ErrorKind::EmptyHistory,
+            "the history holds only system messages; there is nothing to compact",
+        ));
+    }
     let placement = doc.format.results_placement();
     let offline = |outcome| Done {
         outcome,
@@ -300,9 +307,7 @@ pub(crate) fn step<'a, N: Node<'a>>(
         request_tokens: 0,
     };
     let turn = match o.mode {
-        Mode::Deterministic => {
-            Turn::Done(offline(modes::deterministic::plan(views, o, placement)?))
-        }
+        Mode::Deterministic => Turn::Done(offline(modes::deterministic::plan(views, o, placement))),
         Mode::RecencyPreserving => Turn::Done(offline(modes::recency::plan(
             views, o, placement, counter, fixed,
         )?)),

@@ -602,6 +602,15 @@ fn validate(entries: Vec<Entry>) -> Result<ParsedOptions> {
                     ))
                 })?;
             }
+            // What a JS call passes; in a config file it does nothing.
+            k if JS_ONLY_KEYS.contains(&k) && e.location.is_some() => warnings.push(Warning {
+                code: "UNKNOWN_OPTION",
+                message: format!(
+                    "{:?}{} ignored: a function, signal or timeout is passed to the JS call (summarize, countTokens, signal, timeoutMs), never read from a config file",
+                    e.name,
+                    e.here()
+                ),
+            }),
             k if JS_ONLY_KEYS.contains(&k) => {}
             _ => {
                 if o.strict {
@@ -658,19 +667,27 @@ pub fn from_json(value: &Value) -> Result<ParsedOptions> {
             location: None,
         })
         .collect();
-    // `contextWindow` and `context_window` are one option: two different values are a mistake.
+    one_value_each(&entries)?;
+    validate(entries)
+}
+
+/// `contextWindow` and `context_window` are one option: two different values
+/// are a mistake, in JSON and in TOML alike.
+fn one_value_each(entries: &[Entry]) -> Result<()> {
     let mut seen: HashMap<&str, &Entry> = HashMap::new();
-    for e in &entries {
+    for e in entries {
         if let Some(first) = seen.insert(&e.key, e) {
             if first.value != e.value {
                 return Err(Error::config(format!(
-                    "{} and {} are the same option, given two different values; keep one",
-                    first.name, e.name
+                    "{} and {}{} are the same option, given two different values; keep one",
+                    first.name,
+                    e.name,
+                    e.here()
                 )));
             }
         }
     }
-    validate(entries)
+    Ok(())
 }
 
 /// Options from JSON text (empty text or `null`: the defaults).
@@ -734,6 +751,7 @@ pub fn from_toml(text: &str) -> Result<ParsedOptions> {
     // A moltis.toml user is told where the mode lives, as Moltis does; the hint
     // names `chat.compaction.mode`, which means nothing to an npm caller.
     let hint_given = options.iter().any(|e| e.key == "show_settings_hint");
+    one_value_each(&options)?;
     let mut parsed = validate(options)?;
     if !hint_given {
         parsed.options.show_settings_hint = true;
@@ -825,6 +843,30 @@ mod tests {
         assert!(toml.warnings[0]
             .message
             .contains("below the minimum of 256"));
+    }
+
+    #[test]
+    fn toml_takes_one_value_per_option_and_says_what_only_the_js_call_passes() {
+        let e = from_toml("[chat.compaction]\nprotectHead = 1\nprotect_head = 5\n").unwrap_err();
+        assert!(
+            e.message()
+                .contains("same option, given two different values"),
+            "{e}"
+        );
+        let same = from_toml("[chat.compaction]\nprotectHead = 5\nprotect_head = 5\n").unwrap();
+        assert_eq!(same.options.protect_head, 5);
+        let js =
+            from_toml("[chat.compaction]\ntimeout_ms = 60000\nsummarize = \"openai\"\n").unwrap();
+        let ignored: Vec<_> = js
+            .warnings
+            .iter()
+            .filter(|w| w.code == "UNKNOWN_OPTION")
+            .collect();
+        assert_eq!(ignored.len(), 2, "{ignored:?}");
+        assert!(ignored[0].message.contains("passed to the JS call"));
+        // A native caller's JSON may carry them: known, nothing to say.
+        let json = from_json(&serde_json::json!({"timeoutMs": 10})).unwrap();
+        assert!(json.warnings.is_empty());
     }
 
     #[test]

@@ -1,7 +1,6 @@
 //! `deterministic`: leading system messages + one user message holding a bounded,
 //! structured index of everything else. Zero LLM calls.
 
-use crate::error::{Error, ErrorKind, Result};
 use crate::formats::ResultsPlacement;
 use crate::message::{Message, Role};
 use crate::modes::{
@@ -32,14 +31,8 @@ pub(crate) fn plan(
     views: &[Message<'_>],
     options: &Options,
     placement: ResultsPlacement,
-) -> Result<Decision> {
+) -> Decision {
     let lead = leading_system(views);
-    if lead == views.len() {
-        return Err(Error::new(
-            ErrorKind::EmptyHistory,
-            "the history holds only system messages; there is nothing to compact",
-        ));
-    }
     let pinned = pinned(views, options);
     // The newest earlier summary (from any mode) is merged, never repeated.
     let prior_at = newest_summary(views, lead);
@@ -118,11 +111,11 @@ pub(crate) fn plan(
     // open the messages where a user turn must.
     place_added(&mut steps, views, placement);
     let steps = repair(steps, views, placement, true);
-    Ok(Decision {
+    Decision {
         plan: steps,
         summary: Some(summary),
         warnings,
-    })
+    }
 }
 
 /// Timeline entries (oldest, newest) to try, fewer each time the earlier context

@@ -325,10 +325,21 @@ fn prune_in_place(
         pinned,
     );
     if pruned == 0 {
+        let pins = (0..n)
+            .filter(|&i| pinned[i] && views[i].role != Role::System)
+            .count();
+        let (held, fewer) = if pins > 0 {
+            (
+                format!(" and {}", count(pins as u64, "pinned message")),
+                ", pin fewer",
+            )
+        } else {
+            (String::new(), "")
+        };
         return Err(Error::new(
             ErrorKind::TooSmallToCompact,
             format!(
-                "history has {} and protect_head={} plus the tail (protect_tail_min={}, tail budget {}) already cover all of it, and no older tool output exceeds tool_prune_char_threshold={} bytes: there is nothing to leave out yet, so sending it as it is works; to shrink it anyway, lower protect_head, protect_tail_min or tail_budget_ratio, or use mode \"deterministic\"",
+                "history has {} and protect_head={} plus the tail (protect_tail_min={}, tail budget {}){held} already cover all of it, and no older tool output exceeds tool_prune_char_threshold={} bytes: there is nothing to leave out yet, so sending it as it is works; to shrink it anyway, lower protect_head, protect_tail_min or tail_budget_ratio{fewer}, or use mode \"deterministic\"",
                 count(n as u64, "message"),
                 options.protect_head,
                 options.protect_tail_min,

@@ -309,3 +309,15 @@ test("rebase sees a covered message edited in place while the summarizer ran", a
   const clean = await compact(again, { ...base, summarize: () => template("the plan") });
   assert.equal(rebase(clean, [...again, { role: "user", content: "next" }]).at(-1).content, "next");
 });
+
+test("options: a JS-only option given in two spellings must agree; a throwing getter is INVALID_CONFIG; only system messages are EMPTY_HISTORY in every mode", async () => {
+  const history = sample.slice(1);
+  await assert.rejects(compact(history, { ...base, timeoutMs: 10000, timeout_ms: 1, summarize: () => template("x") }), (e) => e.code === "INVALID_CONFIG" && /timeoutMs and timeout_ms/.test(e.message));
+  assert.throws(() => compactSync(history, { get mode() { throw new Error("boom"); } }), (e) => e.code === "INVALID_CONFIG" && /boom/.test(e.message));
+  const system = [{ role: "system", content: "You are helpful." }];
+  for (const mode of ["deterministic", "recency_preserving", "structured", "llm_replace"]) {
+    await assert.rejects(compact(system, { mode, summarize: () => template("x") }), (e) => e.code === "EMPTY_HISTORY", mode);
+  }
+  // Pins that hold everything are named as what covers it.
+  assert.throws(() => compactSync(history, { ...base, mode: "recency_preserving", pinRoles: ["user", "assistant", "tool"] }), (e) => e.code === "TOO_SMALL_TO_COMPACT" && /pinned messages already cover all of it/.test(e.message) && /pin fewer/.test(e.message));
+});
