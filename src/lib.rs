@@ -428,17 +428,29 @@ fn finish<'a, N: Node<'a>>(
     let mut usage = Usage::default();
     let mut estimated = false;
     for reply in replies {
-        if let Reply::Summary { text, usage: u } = reply {
-            let u = u.unwrap_or_else(|| {
+        let u = match reply {
+            Reply::Summary { text, usage: u } => u.unwrap_or_else(|| {
                 estimated = true;
                 Usage {
                     input_tokens: done.request_tokens,
                     output_tokens: counter.count(text),
                 }
-            });
-            usage.input_tokens = usage.input_tokens.saturating_add(u.input_tokens);
-            usage.output_tokens = usage.output_tokens.saturating_add(u.output_tokens);
-        }
+            }),
+            // A request that timed out was read by the provider all the same.
+            Reply::Failed {
+                failure: summarizer::Failure::TimedOut,
+                ..
+            } => {
+                estimated = true;
+                Usage {
+                    input_tokens: done.request_tokens,
+                    output_tokens: 0,
+                }
+            }
+            Reply::Failed { .. } => continue,
+        };
+        usage.input_tokens = usage.input_tokens.saturating_add(u.input_tokens);
+        usage.output_tokens = usage.output_tokens.saturating_add(u.output_tokens);
     }
     let hint = o.show_settings_hint;
     Ok(IndexedCompaction {

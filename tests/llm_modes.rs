@@ -504,7 +504,11 @@ fn structured_without_a_middle_prunes_in_place_or_refuses_before_any_call() {
     .expect("pruned in place");
     assert!(script.seen.is_empty(), "no LLM call");
     assert!(content(&r.messages[2]).starts_with("[Old tool output cleared"));
-    assert_eq!(r.notice.mode.key(), "structured");
+    // No summary was made: the notice says so instead of naming one.
+    assert_eq!(r.notice.mode.key(), "recency_preserving");
+    let fallback = r.notice.fallback.as_ref().expect("says why");
+    assert_eq!(fallback.code, "NOTHING_TO_SUMMARIZE");
+    assert!(r.notice.text.contains("Structured summary unavailable"));
     let e = run(&ten(), json!({"mode": "structured"}), &mut script).expect_err("too small");
     assert_eq!(e.kind(), ErrorKind::TooSmallToCompact);
     assert!(script.seen.is_empty());

@@ -31,12 +31,17 @@ pub(crate) fn step(
     let target = shape.target;
     let w = match shape.in_place(counter) {
         Ok(w) => w,
-        // Nothing to summarize: pruning in place is all there is.
+        // Nothing to summarize: pruning in place is all there is, and the
+        // notice says so rather than naming a summary that was never made.
         Err(done) => {
             return Ok(Turn::Done(Done {
                 outcome: done?,
-                mode: Mode::Structured,
-                fallback: None,
+                mode: Mode::RecencyPreserving,
+                fallback: Some(Fallback {
+                    from: Mode::Structured,
+                    code: "NOTHING_TO_SUMMARIZE",
+                    reason: "head and tail cover the whole history: old tool outputs were pruned in place, and nothing was left to summarize".into(),
+                }),
                 request_tokens: 0,
             }))
         }

@@ -107,9 +107,12 @@ test("failures fall back to recency_preserving with the reason; llm_replace fail
 
 test("a timeout aborts the summarizer's signal; an abort rejects with ABORTED and never falls back", async () => {
   let signal;
-  await compact(sample, { ...base, timeoutMs: 20, summarize: (req) => { signal = req.signal; return new Promise(() => {}); } });
+  const late = await compact(sample, { ...base, timeoutMs: 20, summarize: (req) => { signal = req.signal; return new Promise(() => {}); } });
   assert.equal(signal.aborted, true, "the request's signal fires on timeout");
   assert.equal(signal.reason.name, "TimeoutError");
+  // The request was sent: its input counts (estimated), no output.
+  assert.ok(late.notice.compactionInputTokens > 0 && late.notice.compactionOutputTokens === 0 && late.notice.usageEstimated);
+  assert.match(late.notice.text, /Used about \d+ tokens/);
 
   const early = new AbortController();
   early.abort(new Error("user left"));
