@@ -260,6 +260,16 @@ pub(crate) fn link_results(views: &mut [Message<'_>]) {
             for r in &mut m.results {
                 r.call = m.calls.iter().position(|c| c.id == r.id).map(|k| (i, k));
             }
+            // Its calls not answered in it are answered after it (AI SDK: a
+            // provider-executed tool's result inline, the caller's tools' later).
+            if !m.continues {
+                ids.clear();
+            }
+            for (k, c) in m.calls.iter().enumerate() {
+                if !m.results.iter().any(|r| r.id == c.id) {
+                    ids.entry(c.id.to_string()).or_insert((i, k));
+                }
+            }
             continue;
         }
         if m.has_results() || m.role == Role::Notice {

@@ -342,3 +342,21 @@ test("an AI SDK request with its own system and a system message still reads as 
   // Anthropic's own requests (no system message among the messages) stay Anthropic.
   assert.equal(measure({ system: "Be brief.", messages: [{ role: "user", content: "hi" }] }).format, "anthropic");
 });
+
+test("AI SDK: an assistant with a provider-executed result inline still has its own calls answered by the next tool message", () => {
+  const words = (n) => Array.from({ length: n }, (_, i) => `w${(i * 7919) % 1000}`).join(" ");
+  const h = [
+    { role: "user", content: "q1 " + words(1500) },
+    { role: "assistant", content: "a1 " + words(1500) },
+    { role: "user", content: "search, then read a.txt" },
+    { role: "assistant", content: [
+      { type: "tool-call", toolCallId: "ws1", toolName: "web_search", input: { query: "x" }, providerExecuted: true },
+      { type: "tool-result", toolCallId: "ws1", toolName: "web_search", output: { type: "json", value: [{ url: "u" }] }, providerExecuted: true },
+      { type: "tool-call", toolCallId: "c2", toolName: "readFile", input: { path: "a.txt" } },
+    ] },
+  ];
+  const done = [...h, { role: "tool", content: [{ type: "tool-result", toolCallId: "c2", toolName: "readFile", output: { type: "text", value: "42" } }] }];
+  assert.deepEqual(validate(done).violations, []);
+  const r = compactSync(h, { mode: "recency_preserving", contextWindow: 8000, protectHead: 1, protectTailMin: 2 });
+  assert.equal(rebase(r, done).at(-1), done.at(-1), "the result that came meanwhile rebases");
+});
