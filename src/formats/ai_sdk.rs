@@ -43,6 +43,11 @@ pub(super) fn read<'a, N: Node<'a>>(obj: N, i: usize) -> Result<Message<'a>> {
         // results of tools the provider ran itself answer in the same message
         msg.inline_results = !msg.results.is_empty();
     }
+    // A tool message without results (AI SDK 6's tool-approval-response parts)
+    // belongs to the tool round in progress: its call's result comes after it.
+    if role == Role::Tool && msg.results.is_empty() {
+        msg.continues = true;
+    }
     Ok(msg)
 }
 

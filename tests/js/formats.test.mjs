@@ -360,3 +360,24 @@ test("AI SDK: an assistant with a provider-executed result inline still has its 
   const r = compactSync(h, { mode: "recency_preserving", contextWindow: 8000, protectHead: 1, protectTailMin: 2 });
   assert.equal(rebase(r, done).at(-1), done.at(-1), "the result that came meanwhile rebases");
 });
+
+test("AI SDK: a tool-approval-response message stays between its call and the result that follows it", () => {
+  const words = (n) => Array.from({ length: n }, (_, i) => `w${(i * 7919) % 1000}`).join(" ");
+  const approval = { role: "tool", content: [{ type: "tool-approval-response", approvalId: "ap1", approved: true }] };
+  const result = { role: "tool", content: [{ type: "tool-result", toolCallId: "c1", toolName: "deleteFile", output: { type: "json", value: { success: true, freed: "12 MB" } } }] };
+  const h = [
+    { role: "user", content: "q1 " + words(1500) }, { role: "assistant", content: "a1 " + words(1500) },
+    { role: "user", content: "q2 " + words(1500) }, { role: "assistant", content: "a2 " + words(1500) },
+    { role: "user", content: "delete tmp.txt" },
+    { role: "assistant", content: [{ type: "tool-call", toolCallId: "c1", toolName: "deleteFile", input: { filename: "tmp.txt" } }, { type: "tool-approval-request", approvalId: "ap1", toolCallId: "c1" }] },
+    approval, result,
+    { role: "assistant", content: "Deleted tmp.txt, freed 12 MB." },
+    { role: "user", content: "thanks" },
+  ];
+  assert.deepEqual(validate(h).violations, []);
+  const r = compactSync(h, { mode: "recency_preserving", contextWindow: 8000, protectHead: 1, protectTailMin: 2 });
+  const at = r.messages.indexOf(approval);
+  assert.ok(at > 0 && r.messages[at + 1] === result, "the approval, then the real result, the caller's own objects");
+  assert.ok(!JSON.stringify(r.messages).includes("[Result from earlier"));
+  assert.deepEqual(validate(r.messages).violations, []);
+});
