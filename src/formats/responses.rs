@@ -97,7 +97,11 @@ pub(super) fn read<'a, N: Node<'a>>(item: N, i: usize) -> Result<Message<'a>> {
             r.opaque_bytes = opaque_bytes;
             msg.results.push(r);
         }
-        t if t.ends_with("_call") && item.get("call_id").is_some()
+        // (a call the server runs itself, `execution: "server"` as a
+        // tool_search_call, is answered by the server: opaque, as below)
+        t if t.ends_with("_call")
+            && item.get("call_id").is_some()
+            && item.get("execution").and_then(Node::as_str) != Some("server")
             || t == "mcp_approval_request" =>
         {
             let id = call_ref(item, t, &path)?;
@@ -226,7 +230,12 @@ pub(super) fn text_message(role: &str, text: &str) -> Map<String, Value> {
 pub(super) fn stub<'a, N: Node<'a>>(id: &str, call: Option<N>) -> Map<String, Value> {
     let kind = call
         .and_then(|c| c.get("type").and_then(Node::as_str))
-        .filter(|t| matches!(*t, "function_call" | "custom_tool_call"))
+        .filter(|t| {
+            matches!(
+                *t,
+                "function_call" | "custom_tool_call" | "local_shell_call"
+            )
+        })
         .unwrap_or("function_call");
     let mut m = Map::new();
     m.insert("type".into(), format!("{kind}_output").into());

@@ -381,3 +381,17 @@ test("AI SDK: a tool-approval-response message stays between its call and the re
   assert.ok(!JSON.stringify(r.messages).includes("[Result from earlier"));
   assert.deepEqual(validate(r.messages).violations, []);
 });
+
+test("Responses: a call the server runs itself (execution: server) gets no stub output", () => {
+  const words = (n) => Array.from({ length: n }, (_, i) => `w${(i * 7919) % 1000}`).join(" ");
+  const u = (t) => ({ type: "message", role: "user", content: [{ type: "input_text", text: t }] });
+  const a = (t) => ({ type: "message", role: "assistant", content: [{ type: "output_text", text: t }] });
+  const search = { type: "tool_search_call", id: "tsc_1", call_id: "call_ts1", execution: "server", arguments: { query: "flight booking" }, status: "completed" };
+  const found = { type: "tool_search_output", id: "tso_1", call_id: "call_ts1", execution: "server", tools: [{ type: "function", name: "book_flight", parameters: {} }], status: "completed" };
+  const request = { model: "gpt-5.4", input: [u("q0 " + words(1500)), a("a0 " + words(1500)), u("find a tool to book flights and book one"), search, found, { type: "function_call", id: "fc_1", call_id: "call_b1", name: "book_flight", arguments: '{"to":"SFO"}' }, { type: "function_call_output", call_id: "call_b1", output: "booked PNR XY12" }, a("Booked, PNR XY12."), u("thanks")] };
+  assert.deepEqual(validate(request).violations, []);
+  const r = compactSync(request, { mode: "recency_preserving", contextWindow: 8000, protectHead: 1, protectTailMin: 6 });
+  assert.ok(r.messages.includes(search) && r.messages.includes(found));
+  assert.ok(!r.messages.some((m) => m.call_id === "call_ts1" && m.type === "function_call_output"), "no stub for the server's call");
+  assert.deepEqual(validate(r.request).violations, []);
+});
