@@ -637,6 +637,9 @@ function unwrap(envelope) {
 // Keys the JS layer handles itself; everything else goes to wasm for validation.
 const JS_ONLY = new Set(["summarize", "signal", "countTokens", "count_tokens", "timeoutMs", "timeout_ms", "cache"]);
 
+/** A getter or Proxy trap of the caller's options that threw, as INVALID_CONFIG. */
+const optionsThrew = (cause) => new CompactionError("INVALID_CONFIG", `options: reading them threw: ${cause?.message ?? String(cause)}`, { cause });
+
 function optionsJson(options) {
   if (options === undefined || options === null) return "";
   if (typeof options !== "object" || Array.isArray(options)) {
@@ -647,7 +650,7 @@ function optionsJson(options) {
   try {
     entries = Object.entries(options);
   } catch (cause) {
-    throw new CompactionError("INVALID_CONFIG", `options: reading them threw: ${cause?.message ?? String(cause)}`, { cause });
+    throw optionsThrew(cause);
   }
   for (const [key, v] of entries) {
     if (typeof v === "number" && !Number.isFinite(v)) {
@@ -1068,16 +1071,23 @@ const LLM_MODES = new Set(["structured", "llm_replace", "llm-replace"]);
  * together. Kept messages are the caller's own objects; `history` is never mutated.
  */
 export async function compact(history, options) {
-  const llm = llmOptions(options);
-  if (LLM_MODES.has(options?.mode) && llm.summarize === undefined) {
-    throw new CompactionError("SUMMARIZER_REQUIRED", `mode ${JSON.stringify(options.mode)} writes its summary with an LLM: pass a summarize function, e.g. compact(history, { mode: ${JSON.stringify(options.mode)}, summarize: async (request) => callYourModel(request) })`);
+  let llm, mode;
+  try {
+    llm = llmOptions(options);
+    mode = options?.mode;
+  } catch (cause) {
+    if (cause instanceof CompactionError) throw cause;
+    throw optionsThrew(cause);
+  }
+  if (LLM_MODES.has(mode) && llm.summarize === undefined) {
+    throw new CompactionError("SUMMARIZER_REQUIRED", `mode ${JSON.stringify(mode)} writes its summary with an LLM: pass a summarize function, e.g. compact(history, { mode: ${JSON.stringify(mode)}, summarize: async (request) => callYourModel(request) })`);
   }
   if (llm.signal?.aborted) throw aborted(llm.signal);
   const job = new Job(history, options);
   // While a summarizer runs, a chat UI streams and edits into the same message
   // objects: `rebase` compares them with what they were as JSON (a cost next to
   // an LLM call's; an offline mode's history cannot change during the call).
-  const json = LLM_MODES.has(options?.mode) ? job.source.map(jsonOf) : undefined;
+  const json = LLM_MODES.has(mode) ? job.source.map(jsonOf) : undefined;
   const deadline = llm.timeoutMs === undefined ? undefined : Date.now() + llm.timeoutMs;
   const replies = [];
   let failure;

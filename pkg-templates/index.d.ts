@@ -701,7 +701,7 @@ export interface Warning {
 export interface Fallback {
   /** The mode that was asked for. */
   from: Mode;
-  /** Which failure: the summarizer threw, rejected or returned no text; it timed out; the summary was empty; it failed the quality check twice; or only pinned messages or UI notices lay between head and tail (and no earlier summary was to be folded in), so no call was made. */
+  /** Which failure: the summarizer threw, rejected or returned no text; it timed out; the summary was empty; it failed the quality check twice; or nothing new lay between head and tail (only pinned messages, UI notices or the earlier summary; or head and tail covered everything and old tool outputs were pruned in place), so no call was made. */
   code: "LLM_FAILED" | "TIMEOUT" | "EMPTY_SUMMARY" | "QUALITY_CHECK" | "NOTHING_TO_SUMMARIZE";
   /** What went wrong, in words. */
   reason: string;

@@ -3,7 +3,7 @@
 //! (camelCase or snake_case keys).
 
 use serde::Serialize;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use serde_json::Value;
 
@@ -673,10 +673,11 @@ pub fn from_json(value: &Value) -> Result<ParsedOptions> {
 
 /// `contextWindow` and `context_window` are one option: two different values
 /// are a mistake, in JSON and in TOML alike.
-/// (A loop over a dozen options: a map of them would add its own code, 0.5 KB.)
 fn one_value_each(entries: &[Entry]) -> Result<()> {
-    for (i, e) in entries.iter().enumerate() {
-        if let Some(first) = entries[..i].iter().find(|f| f.key == e.key) {
+    // A map, not a loop over the others: a config may hold thousands of keys.
+    let mut seen: HashMap<&str, &Entry> = HashMap::new();
+    for e in entries {
+        if let Some(first) = seen.insert(&e.key, e) {
             if first.value != e.value {
                 return Err(Error::config(format!(
                     "{} and {}{} are the same option, given two different values; keep one",

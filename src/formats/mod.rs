@@ -21,6 +21,7 @@ use crate::json::{Kind, Node};
 use crate::memo::{Known, Memo};
 use crate::message::{Message, Role};
 use crate::plan::{Edit, Plan, Step, Synthetic};
+use crate::text::MARKER_PREFIX;
 
 /// A supported message format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -661,9 +662,17 @@ impl<'a, N: Node<'a>> Document<'a, N> {
                 OutputMessage::New(v) => v,
             };
             let (before, prev) = merged.remove(j);
-            // What the compaction wrote stays a part of its own, so that a later
-            // compaction finds it (and replaces it) in the caller's message.
-            let apart = before.is_none() || from.is_none();
+            // What a compaction wrote (now, or an earlier one: a kept summary)
+            // stays a part of its own, so that a later compaction finds it (and
+            // replaces it) in the caller's message.
+            let written = |o: &OutputMessage| {
+                let text = match o {
+                    OutputMessage::Kept(i) => self.messages[*i].get(key).and_then(Node::as_str),
+                    OutputMessage::New(v) => v.get(key).and_then(Value::as_str),
+                };
+                text.is_some_and(|t| crate::modes::is_summary(t) || t.starts_with(MARKER_PREFIX))
+            };
+            let apart = before.is_none() || from.is_none() || written(&prev) || written(&o);
             let joined = self.join(value(prev), value(o), key, apart);
             merged.insert(j, (from, OutputMessage::New(joined)));
         }

@@ -10,6 +10,7 @@ use crate::formats::ResultsPlacement;
 use crate::message::{Message, Role};
 use crate::modes::deterministic::PREAMBLE;
 use crate::options::Warning;
+use crate::plan::pairs::pending_calls;
 use crate::plan::{Plan, Step, Synthetic};
 use crate::text::{MARKER_PREFIX, SUMMARY_PREFIX};
 
@@ -49,8 +50,8 @@ pub(crate) fn drop_empty(plan: Plan, views: &[Message<'_>], warnings: &mut Vec<W
 ///   after a user turn: so it goes before the first kept assistant that opens
 ///   the messages or follows another assistant it was not next to in the input
 ///   (an earlier summary that opened the head was replaced; pins lead);
-/// - in every format, it never goes right after the input's last message when
-///   that message's calls are still running: their results are appended next.
+/// - in every format, it never goes into the turn whose calls are still running
+///   at the end (its results are appended next), but before it.
 pub(crate) fn place_added(steps: &mut Plan, views: &[Message<'_>], placement: ResultsPlacement) {
     let Some(at) = steps.iter().position(|s| {
         matches!(
@@ -65,7 +66,22 @@ pub(crate) fn place_added(steps: &mut Plan, views: &[Message<'_>], placement: Re
         Step::Insert(_) => None,
     };
     let role = |i: usize| views[i].role;
-    let pending = |i: usize| i + 1 == views.len() && !views[i].calls.is_empty();
+    // The turn whose calls are still running at the end (from its first item: a
+    // Responses reasoning item before its calls), unless its results are inline.
+    let running = pending_calls(views)
+        .filter(|&c| {
+            let m = &views[c];
+            !(m.inline_results
+                && m.calls
+                    .iter()
+                    .all(|k| m.results.iter().any(|r| r.id == k.id)))
+        })
+        .map(|mut start| {
+            while start > 0 && views[start].continues {
+                start -= 1;
+            }
+            start
+        });
     let mut to = at;
     if placement == ResultsPlacement::NextUserMessage {
         let mut before: Option<usize> = None;
@@ -83,8 +99,13 @@ pub(crate) fn place_added(steps: &mut Plan, views: &[Message<'_>], placement: Re
             before = Some(i);
         }
     }
-    if to == at && at > 0 && kept(&steps[at - 1]).is_some_and(pending) {
-        to = at - 1;
+    if let (true, Some(start)) = (to == at, running) {
+        if let Some(p) = steps[..at]
+            .iter()
+            .position(|s| kept(s).is_some_and(|i| i >= start))
+        {
+            to = p;
+        }
     }
     if to != at {
         let added = steps.remove(at);
@@ -109,9 +130,12 @@ pub(crate) fn summary_part(m: &Message<'_>) -> Option<usize> {
     if m.role != Role::User {
         return None;
     }
-    m.texts
-        .iter()
-        .rposition(|t| t.starts_with(SUMMARY_PREFIX) || t.starts_with(PREAMBLE))
+    m.texts.iter().rposition(|t| is_summary(t))
+}
+
+/// Whether a text is an earlier compaction's summary.
+pub(crate) fn is_summary(text: &str) -> bool {
+    text.starts_with(SUMMARY_PREFIX) || text.starts_with(PREAMBLE)
 }
 
 /// Whether `m` is nothing but an earlier compaction's summary (a message the

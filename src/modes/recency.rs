@@ -6,7 +6,8 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::formats::ResultsPlacement;
 use crate::message::{Message, Role};
 use crate::modes::{
-    drop_empty, merged_marker, newest_summary, place_added, summary_alone, summary_part, Decision,
+    drop_empty, is_summary, merged_marker, newest_summary, place_added, summary_alone,
+    summary_part, Decision,
 };
 use crate::options::{Options, Warning};
 use crate::plan::facts::{gather, read_marker, Facts, LATEST_REQUEST, TOOLS_USED};
@@ -57,7 +58,7 @@ pub(crate) fn plan(
             .find(|(k, _)| *k == key)
             .map(|(_, m)| m.clone());
         let text = known.unwrap_or_else(|| {
-            let text = marker(views, &l.w, &carried, options);
+            let text = marker(views, &l.w, &carried, &shape.pinned, options);
             markers.borrow_mut().push((key, text.clone()));
             text
         });
@@ -201,11 +202,8 @@ impl<'v, 'a> Shape<'v, 'a> {
         let (views, w) = (self.views, &l.w);
         let adds = middle.is_some();
         // The earlier summary this one replaces goes: as a message of its own, or
-        // as the part of a caller's message it was merged into. So do markers
-        // merged into kept messages, once a new marker or summary stands for them;
-        // a new marker also stands for the texts merged in after an old one (they
-        // came from what followed it, now the oldest of the middle: `marker`
-        // counts them), where a summary leaves them be.
+        // as the part of a caller's message it was merged into. So do the parts
+        // of kept messages a new marker or summary stands for (`superseded`).
         let keep = |i: usize| -> Option<Step> {
             let m = &views[i];
             let mut edits = Vec::new();
@@ -215,9 +213,8 @@ impl<'v, 'a> Shape<'v, 'a> {
                 }
                 edits.extend(summary_part(m).map(|part| Edit::DropText { part }));
             }
-            if let (true, Some(from)) = (adds, merged_marker(m)) {
-                let dropped = (from..m.texts.len())
-                    .filter(|&k| self.keep_summary || m.texts[k].starts_with(MARKER_PREFIX));
+            if adds {
+                let dropped = superseded(m, self.keep_summary, self.pinned[i]);
                 edits.extend(dropped.map(|part| Edit::DropText { part }));
             }
             Some(Step::Keep { index: i, edits })
@@ -385,10 +382,34 @@ fn prune(
     (steps, pruned)
 }
 
+/// The text parts of a kept message that a new marker or summary stands for:
+/// the markers an earlier compaction merged into it and, for a new marker
+/// (`keep_summary`: recency), the caller's texts merged in after the first of
+/// them (they came from what followed it, now the oldest of the middle) — never
+/// an earlier summary (recency keeps it), nor the caller's texts of a `pinned`
+/// message, which stays as it is.
+fn superseded<'m>(
+    m: &'m Message<'_>,
+    keep_summary: bool,
+    pinned: bool,
+) -> impl Iterator<Item = usize> + 'm {
+    let from = merged_marker(m).unwrap_or(m.texts.len());
+    (from..m.texts.len()).filter(move |&k| {
+        let t = m.texts[k];
+        t.starts_with(MARKER_PREFIX) || keep_summary && !pinned && !is_summary(t)
+    })
+}
+
 /// The marker: the count line of SPEC §6 (with the totals of any earlier marker
 /// it replaces) plus a bounded digest of the elided messages (the middle without
 /// the `carried` ones).
-fn marker(views: &[Message<'_>], w: &Window, carried: &[usize], options: &Options) -> String {
+fn marker(
+    views: &[Message<'_>],
+    w: &Window,
+    carried: &[usize],
+    pinned: &[bool],
+    options: &Options,
+) -> String {
     let picked: Vec<usize> = (w.head_end..w.tail_start)
         .filter(|i| !carried.contains(i) && views[*i].role != Role::Notice)
         .collect();
@@ -400,12 +421,10 @@ fn marker(views: &[Message<'_>], w: &Window, carried: &[usize], options: &Option
     let kept = (0..w.head_end)
         .chain(carried.iter().copied())
         .chain(w.tail_start..views.len());
-    for m in kept.map(|i| &views[i]) {
-        let Some(from) = merged_marker(m) else {
-            continue;
-        };
+    for i in kept {
+        let m = &views[i];
         let mut own = false;
-        for t in m.texts[from..].iter().map(|t| t.trim()) {
+        for t in superseded(m, true, pinned[i]).map(|k| m.texts[k].trim()) {
             if t.starts_with(MARKER_PREFIX.trim_end()) {
                 read_marker(t, &mut facts, false);
             } else if !t.is_empty() && !is_synthetic(t) {

@@ -138,3 +138,69 @@ test("a tool result in the head's message that a summary was merged into stays t
   assert.equal(count(history, "[Conversation Summary]"), 1);
   assert.deepEqual(violations(history), []);
 });
+
+test("a pinned turn still running at the end keeps its items together after the summary (Responses reasoning, parallel calls, a partly answered call)", async () => {
+  const responses = [
+    { role: "user", content: "q1 " + filler(3000) },
+    { type: "message", role: "assistant", content: [{ type: "output_text", text: "a1 " + filler(3000) }] },
+    { role: "user", content: "run the build" },
+    { type: "reasoning", id: "rs_1", summary: [], encrypted_content: "ENC" },
+    { type: "function_call", call_id: "c1", name: "bash", arguments: '{"cmd":"make"}' },
+    { type: "function_call", call_id: "c2", name: "bash", arguments: '{"cmd":"test"}' },
+  ];
+  const openai = [{ role: "system", content: "sys" }, { role: "user", content: "q1 " + filler(3000) }, { role: "assistant", content: "a1 " + filler(3000) }, { role: "user", content: "read and build" },
+    { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "read", arguments: "{}" } }, { id: "c2", type: "function", function: { name: "bash", arguments: '{"cmd":"make"}' } }] },
+    { role: "tool", tool_call_id: "c1", content: "file text" }];
+  for (const mode of ["deterministic", "llm_replace"]) {
+    const run = (h, o) => (mode === "deterministic" ? compactSync(h, { mode, ...o }) : compact(h, { mode, summarize, ...o }));
+    const r = await run({ input: responses }, { pinRoles: ["assistant"], format: "openai-responses" });
+    assert.deepEqual(r.request.input.slice(-3), responses.slice(-3), `${mode}: reasoning and both calls last, together`);
+    const answered = [...r.request.input, { type: "function_call_output", call_id: "c1", output: "ok" }, { type: "function_call_output", call_id: "c2", output: "ok" }];
+    assert.deepEqual(violations({ input: answered }), [], mode);
+    const o = await run(openai, { pinRoles: ["assistant"] });
+    assert.deepEqual(o.messages.slice(-2), openai.slice(-2), `${mode}: the call and its first answer last`);
+    assert.deepEqual(violations([...o.messages, { role: "tool", tool_call_id: "c2", content: "build ok" }]), [], mode);
+  }
+  // A last assistant whose calls are answered inline is not running: the summary stays before it only where it was.
+  const ui = [
+    { id: "1", role: "user", parts: [{ type: "text", text: "q1 " + filler(3000) }] },
+    { id: "2", role: "assistant", parts: [{ type: "text", text: "a1 " + filler(3000) }] },
+    { id: "3", role: "user", parts: [{ type: "text", text: "what's the weather" }] },
+    { id: "4", role: "assistant", parts: [{ type: "tool-weather", toolCallId: "c1", state: "output-available", input: { city: "x" }, output: "sunny" }, { type: "text", text: "It is sunny." }] },
+  ];
+  const u = compactSync(ui, { mode: "deterministic", pin: [3] });
+  assert.equal(u.messages[0], ui[3]);
+  assert.ok(isAdded(u.messages[1]));
+});
+
+test("merged parts a new marker supersedes: an earlier summary stays, a pinned message keeps its own text, a kept summary joins as a part of its own", async () => {
+  // An earlier summary merged in after a marker stays through the next recency round.
+  const big = (t) => t + " " + filler(3000);
+  const base = { system: "sys", max_tokens: 100, messages: [{ role: "user", content: "q0" }, { role: "assistant", content: "a0" }, { role: "user", content: "q1" }, { role: "assistant", content: big("a1") }, { role: "user", content: big("old") }, { role: "assistant", content: big("old answer") }, { role: "user", content: "q2" }] };
+  const d = compactSync(base, { mode: "deterministic", pin: [0, 1, 2, 3] });
+  const b = compactSync({ ...d.request, messages: [...d.request.messages, { role: "assistant", content: "a2" }, { role: "user", content: "q3" }, { role: "assistant", content: "a3" }, { role: "user", content: "q4" }] }, { mode: "recency_preserving", contextWindow: 4000, protectTailMin: 5 });
+  const c = compactSync({ ...b.request, messages: [...b.request.messages, { role: "assistant", content: big("a4") }, { role: "user", content: big("q5") }, { role: "assistant", content: big("a5") }, { role: "user", content: "q6" }] }, { mode: "recency_preserving", contextWindow: 4000, protectTailMin: 1 });
+  assert.equal(count(c.request.messages, "[Conversation Summary]"), 1, "the earlier summary is still there");
+  assert.equal(count(c.request.messages, "[Conversation Compacted]"), 1);
+
+  // A pinned message that holds a merged marker keeps the caller's text.
+  const turn = (r, ask) => [{ role: "assistant", content: `a${r} ` + filler(6000) }, { role: "user", content: "x " + filler(6000) }, { role: "assistant", content: "b " + filler(6000) }, { role: "user", content: ask }];
+  const o = { mode: "recency_preserving", contextWindow: 6000, protectTailMin: 1, protectHead: 2 };
+  const r1 = compactSync({ system: "sys", max_tokens: 100, messages: [{ role: "user", content: "q0" }, { role: "assistant", content: "a0" }, ...turn(1, "IMPORTANT: never touch prod")] }, o);
+  const r2 = compactSync({ ...r1.request, messages: [...r1.request.messages, ...turn(2, "next")] }, { ...o, pin: (m) => JSON.stringify(m).includes("IMPORTANT") });
+  assert.ok(r2.request.messages.some((m) => Array.isArray(m.content) && m.content.some((p) => p.text === "IMPORTANT: never touch prod")));
+  assert.deepEqual(violations(r2.request, { provider: "anthropic" }), []);
+
+  // A kept summary the merge brings next to a kept user message stays a part of its own: found next time.
+  const small = { ...base, messages: base.messages.map((m, i) => (i === 3 ? { ...m, content: "a1" } : m)) };
+  const kept = compactSync(small, { mode: "deterministic", pin: [0, 1, 2, 3] });
+  const e = compactSync({ ...kept.request, messages: [...d.request.messages, ...turn(1, "r1")] }, { mode: "recency_preserving", contextWindow: 6000, protectTailMin: 1, protectHead: 3 });
+  let previous;
+  const s = await compact({ ...e.request, messages: [...e.request.messages, ...turn(2, "r2")] }, { mode: "structured", contextWindow: 6000, protectTailMin: 1, protectHead: 3, summarize: (q) => ((previous = q.previousSummary), summarize()) });
+  assert.ok(previous, "the earlier summary is passed on");
+  assert.equal(count(s.request.messages, "[Conversation Summary]"), 1);
+});
+
+test("an options getter that throws is INVALID_CONFIG in compact too", async () => {
+  await assert.rejects(compact([{ role: "user", content: "hi" }], { get mode() { throw new Error("boom"); } }), (e) => e.code === "INVALID_CONFIG" && /boom/.test(e.message));
+});
