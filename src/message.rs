@@ -211,6 +211,22 @@ impl<'a> Message<'a> {
         self.texts.iter().map(|t| t.trim()).find(|t| !t.is_empty())
     }
 
+    /// The first non-blank text that is the caller's own, not a summary or
+    /// marker an earlier compaction wrote (as a message of its own, or merged
+    /// into this one), trimmed.
+    pub(crate) fn own_text(&self) -> Option<&'a str> {
+        self.texts
+            .iter()
+            .map(|t| t.trim())
+            .find(|t| !t.is_empty() && !crate::text::is_synthetic(t))
+    }
+
+    /// Whether the message is only what an earlier compaction wrote: text, none
+    /// of it the caller's.
+    pub(crate) fn is_written(&self) -> bool {
+        self.first_text().is_some() && self.own_text().is_none()
+    }
+
     /// Whether the message holds nothing but its text part `k` (a summary or
     /// marker the library wrote as a message of its own, not one merged into
     /// the caller's message).

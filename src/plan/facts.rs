@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 use crate::message::{Args, Message, Role, ToolOutput};
-use crate::text::{is_synthetic, mentions_pending_work, paths, MARKER_PREFIX};
+use crate::text::{mentions_pending_work, paths, MARKER_PREFIX};
 
 /// The digest line that carries the newest user request forward.
 pub(crate) const LATEST_REQUEST: &str = "- Latest user request: ";
@@ -121,15 +121,12 @@ pub(crate) fn gather<'a>(views: &[Message<'a>], picked: &[usize]) -> Facts<'a> {
         if m.role == Role::User {
             // Markers, alone or merged into the caller's message (alternation
             // "merge"), and the caller's own first text as the request.
-            let texts = m.texts.iter().map(|t| t.trim());
-            for (k, t) in texts.clone().enumerate() {
+            for (k, t) in m.texts.iter().map(|t| t.trim()).enumerate() {
                 if t.starts_with(MARKER_PREFIX.trim_end()) {
                     read_marker(t, &mut f, m.is_only_text(k));
                 }
             }
-            if let Some(request) = texts.filter(|t| !t.is_empty()).find(|t| !is_synthetic(t)) {
-                f.requests.push(request);
-            }
+            f.requests.extend(m.own_text());
         }
     }
     f.pending = picked
@@ -137,8 +134,8 @@ pub(crate) fn gather<'a>(views: &[Message<'a>], picked: &[usize]) -> Facts<'a> {
         .rev()
         .map(|&i| &views[i])
         .filter(|m| matches!(m.role, Role::User | Role::Assistant))
-        .filter_map(|m| m.first_text())
-        .filter(|t| !is_synthetic(t) && mentions_pending_work(t))
+        .filter_map(|m| m.own_text())
+        .filter(|t| mentions_pending_work(t))
         .take(3)
         .collect();
     f.pending.reverse();

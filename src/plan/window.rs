@@ -5,7 +5,6 @@
 
 use crate::message::{Message, Role};
 use crate::options::Options;
-use crate::text::is_synthetic;
 
 /// The verbatim head `[0, head_end)` and tail `[tail_start, n)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,7 +78,7 @@ pub(crate) fn pinned(views: &[Message<'_>], options: &Options) -> Vec<bool> {
             .pin_roles
             .iter()
             .any(|r| r == role || (r == "developer" && role == "system"))
-            && !m.first_text().is_some_and(is_synthetic)
+            && !m.is_written()
     };
     let mut pinned: Vec<bool> = views
         .iter()
@@ -112,7 +111,7 @@ pub(crate) fn pinned(views: &[Message<'_>], options: &Options) -> Vec<bool> {
 pub(crate) fn newest_request(views: &[Message<'_>]) -> Option<usize> {
     views
         .iter()
-        .rposition(|m| m.role == Role::User && !m.first_text().is_some_and(is_synthetic))
+        .rposition(|m| m.role == Role::User && !m.is_written())
 }
 
 /// Where the newest tool group starts (the work in progress).

@@ -204,3 +204,13 @@ test("merged parts a new marker supersedes: an earlier summary stays, a pinned m
 test("an options getter that throws is INVALID_CONFIG in compact too", async () => {
   await assert.rejects(compact([{ role: "user", content: "hi" }], { get mode() { throw new Error("boom"); } }), (e) => e.code === "INVALID_CONFIG" && /boom/.test(e.message));
 });
+
+test("a person's request merged in after a marker is still the person's: pinned by role, counted as a request", () => {
+  const turn = (r, ask) => [{ role: "assistant", content: `a${r} ` + filler(6000) }, { role: "user", content: "x " + filler(6000) }, { role: "assistant", content: "b " + filler(6000) }, { role: "user", content: ask }];
+  const o = { mode: "recency_preserving", contextWindow: 6000, protectTailMin: 1, protectHead: 2 };
+  const r1 = compactSync({ system: "s", max_tokens: 9, messages: [{ role: "user", content: "q0" }, { role: "assistant", content: "a0" }, { role: "user", content: "q1 " + filler(6000) }, ...turn(1, "KEEP ME: the standing request")] }, o);
+  const merged = r1.request.messages[2].content.map((p) => p.text);
+  assert.ok(merged[0].startsWith("[Conversation Compacted]") && merged[1] === "KEEP ME: the standing request", JSON.stringify(merged));
+  const r2 = compactSync({ ...r1.request, messages: [...r1.request.messages, ...turn(2, "next")] }, { ...o, pinRoles: ["user"] });
+  assert.ok(JSON.stringify(r2.request.messages).includes("KEEP ME"), "pinned by its role");
+});
