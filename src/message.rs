@@ -72,7 +72,8 @@ pub(crate) struct Call<'a> {
     /// The call id the result refers to (formats without ids get one made up
     /// from the tool's name and its place in the turn).
     pub id: Cow<'a, str>,
-    /// The tool's name.
+    /// The tool's name; empty for the call a Responses `item_reference` stands
+    /// for (the stored call it names is not in the request).
     pub name: &'a str,
     /// The call's arguments.
     pub args: Args<'a>,

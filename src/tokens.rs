@@ -741,7 +741,8 @@ pub(crate) fn message_tokens(m: &mut Message<'_>, counter: &dyn TokenCounter) ->
         .chain(&m.reasoning)
         .map(|s| counter.count(s))
         .sum::<u64>();
-    for c in &m.calls {
+    // (an unnamed call stands for a Responses item_reference: nothing is sent for it)
+    for c in m.calls.iter().filter(|c| !c.name.is_empty()) {
         t += profile.call_overhead() + counter.count(c.name) + counter.count(&c.args.text());
     }
     for r in &mut m.results {

@@ -473,7 +473,7 @@ impl<'a, N: Node<'a>> Document<'a, N> {
             views.push(view);
         }
         match self.format {
-            Format::OpenaiResponses => responses::link_turns(&mut views)?,
+            Format::OpenaiResponses => responses::link_turns(&mut views, &self.messages)?,
             Format::Gemini => gemini::link_ids(&mut views),
             _ => {}
         }

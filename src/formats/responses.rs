@@ -165,8 +165,11 @@ fn output_parts<'a, N: Node<'a>>(output: Option<N>) -> (Cow<'a, str>, Vec<Image>
 /// Marks the items of one assistant turn: an assistant-side item right after
 /// another continues its turn. A call id made twice in one turn is an error, as
 /// it is within one message of the other formats: its outputs could not be told apart.
-pub(super) fn link_turns(views: &mut [Message<'_>]) -> Result<()> {
+pub(super) fn link_turns<'a, N: Node<'a>>(views: &mut [Message<'a>], items: &[N]) -> Result<()> {
     let mut turn: std::collections::HashSet<String> = Default::default();
+    // The turn's last `item_reference`: a stored item the request only names,
+    // perhaps the call an output answers, which is then nowhere to be seen.
+    let mut reference = None;
     for i in 0..views.len() {
         if i > 0 {
             let before = &views[i - 1];
@@ -174,8 +177,18 @@ pub(super) fn link_turns(views: &mut [Message<'_>]) -> Result<()> {
                 && before.role == Role::Assistant
                 && !before.has_results();
         }
-        if !views[i].continues {
+        let output = views[i].has_results();
+        if !views[i].continues && !output {
             turn.clear();
+            reference = None;
+        }
+        if items
+            .get(i)
+            .and_then(|m| m.get("type"))
+            .and_then(Node::as_str)
+            == Some("item_reference")
+        {
+            reference = Some(i);
         }
         for c in &views[i].calls {
             if !turn.insert(c.id.to_string()) {
@@ -184,6 +197,27 @@ pub(super) fn link_turns(views: &mut [Message<'_>]) -> Result<()> {
                     format!("call id {:?} was already made earlier in the same turn; every call needs its own id", c.id),
                 ));
             }
+        }
+        // An output no visible call of its turn made answers the referenced
+        // item: it stands for the call (unnamed, never edited), so the output
+        // is not taken for an orphan and dropped.
+        let Some(k) = reference.filter(|_| output) else {
+            continue;
+        };
+        let unknown: Vec<Cow<'a, str>> = views[i]
+            .results
+            .iter()
+            .filter(|r| !turn.contains(r.id.as_ref()))
+            .map(|r| r.id.clone())
+            .collect();
+        for id in unknown {
+            turn.insert(id.to_string());
+            views[k].calls.push(Call {
+                id,
+                name: "",
+                args: Args::Text(""),
+                sealed: true,
+            });
         }
     }
     Ok(())

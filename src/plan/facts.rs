@@ -83,8 +83,9 @@ pub(crate) fn gather<'a>(views: &[Message<'a>], picked: &[usize]) -> Facts<'a> {
     // (a set's search compares whole paths: −2 to −5% on a warm compaction of
     // 2,000 messages, A/B in one process).
     let (mut last_tool, mut last_file) = (None, None);
+    // (an unnamed call stands for a Responses item_reference: no tool to name)
     let mut tool = |f: &mut Facts<'a>, name: &'a str| {
-        if last_tool != Some(name) {
+        if last_tool != Some(name) && !name.is_empty() {
             f.tools.insert(name);
             last_tool = Some(name);
         }

@@ -395,3 +395,18 @@ test("Responses: a call the server runs itself (execution: server) gets no stub 
   assert.ok(!r.messages.some((m) => m.call_id === "call_ts1" && m.type === "function_call_output"), "no stub for the server's call");
   assert.deepEqual(validate(r.request).violations, []);
 });
+
+test("Responses: an output whose call is an item_reference (a stored item) is kept, and costs what it did", () => {
+  const words = (n) => Array.from({ length: n }, (_, i) => `w${(i * 7919) % 1000}`).join(" ");
+  const u = (t) => ({ type: "message", role: "user", content: [{ type: "input_text", text: t }] });
+  const output = { type: "function_call_output", call_id: "call_w1", output: "18C sunny" };
+  const request = { model: "gpt-5", store: true, input: [u("q0 " + words(1500)), { type: "item_reference", id: "msg_a0" }, u("q1 " + words(1500)), { type: "item_reference", id: "msg_a1" }, u("what's the weather in Paris?"), { type: "item_reference", id: "rs_1" }, { type: "item_reference", id: "fc_1" }, output, { type: "item_reference", id: "msg_2" }, u("thanks")] };
+  assert.deepEqual(validate(request).violations, []);
+  const r = compactSync(request, { mode: "recency_preserving", contextWindow: 4000, protectHead: 1, protectTailMin: 6 });
+  assert.ok(r.request.input.includes(output), "the output stays, the caller's own object");
+  assert.ok(!JSON.stringify(r.request.input).includes("[Result from earlier"));
+  // The reference counts what it did without the output after it (nothing is sent for the call it stands for).
+  const alone = measure({ input: [u("x"), { type: "item_reference", id: "fc_1" }] }).perMessage[1];
+  const answered = measure({ input: [u("x"), { type: "item_reference", id: "fc_1" }, output] }).perMessage[1];
+  assert.equal(answered, alone);
+});
