@@ -4,7 +4,7 @@
 use crate::formats::ResultsPlacement;
 use crate::message::{Message, Role};
 use crate::modes::{
-    drop_empty, newest_summary, place_added, summary_alone, summary_part, Decision,
+    drop_empty, newest_summary, place_added, replaced_whole, summary_part, Decision,
 };
 use crate::options::Options;
 use crate::plan::bound::{bound, SUMMARY_BUDGET};
@@ -39,10 +39,8 @@ pub(crate) fn plan(
     let prior = prior_at
         .and_then(|i| views[i].texts.get(summary_part(&views[i])?))
         .map(|t| prior_highlights(t));
-    // A caller's message the summary was merged into is summarized like the rest.
-    let prior_alone = |i: usize| Some(i) == prior_at && summary_alone(&views[i]);
     let picked: Vec<usize> = (lead..views.len())
-        .filter(|&i| !prior_alone(i) && !pinned[i])
+        .filter(|&i| !replaced_whole(views, prior_at, i) && !pinned[i])
         .collect();
     let carried: Vec<usize> = (lead..views.len()).filter(|&i| pinned[i]).collect();
 

@@ -4,7 +4,7 @@
 use crate::error::{Error, ErrorKind, Result};
 use crate::formats::ResultsPlacement;
 use crate::message::{Message, Role};
-use crate::modes::{drop_empty, place_added, summary_alone, Decision};
+use crate::modes::{drop_empty, place_added, replaced_whole, Decision};
 use crate::options::{Mode, Options};
 use crate::plan::pairs::repair;
 use crate::plan::window::{leading_system, pinned};
@@ -24,12 +24,10 @@ pub(crate) fn step(
     let lead = leading_system(views);
     let previous = summary::previous_summary(views, lead, options, counter);
     let replaced = previous.as_ref().map(|p| p.index);
-    // A caller's message the summary was merged into is summarized like the rest.
-    let replaced_alone = |i: usize| Some(i) == replaced && summary_alone(&views[i]);
     // Mid-history system messages and pins stay verbatim, before the summary.
     let pinned = pinned(views, options);
     let picked: Vec<usize> = (lead..views.len())
-        .filter(|&i| !replaced_alone(i) && !pinned[i])
+        .filter(|&i| !replaced_whole(views, replaced, i) && !pinned[i])
         .filter(|&i| views[i].role != Role::Notice && !views[i].is_empty())
         .collect();
     if picked.is_empty() {

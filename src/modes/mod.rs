@@ -145,6 +145,13 @@ pub(crate) fn summary_alone(m: &Message<'_>) -> bool {
     summary_part(m).is_some_and(|k| m.is_only_text(k))
 }
 
+/// Whether message `i` is the earlier summary a compaction replaces (`replaced`)
+/// as a message of its own: it is left out of what is summarized, where a
+/// caller's message the summary was merged into is summarized like the rest.
+pub(crate) fn replaced_whole(views: &[Message<'_>], replaced: Option<usize>, i: usize) -> bool {
+    Some(i) == replaced && summary_alone(&views[i])
+}
+
 /// The first text part of the caller's message that is an earlier compaction's
 /// marker merged into it (alternation "merge"). The parts after it came from
 /// the message that followed the marker then (the tail's first user message).

@@ -5,7 +5,7 @@ use crate::error::Result;
 use crate::formats::ResultsPlacement;
 use crate::message::{Message, Role};
 use crate::modes::recency::{self, Shape};
-use crate::modes::summary_alone;
+use crate::modes::replaced_whole;
 use crate::notice::Fallback;
 use crate::options::{Mode, Options};
 use crate::plan::fit::{layout, plan_tokens, Layout};
@@ -48,8 +48,6 @@ pub(crate) fn step(
     };
     let previous = summary::previous_summary(views, 0, options, counter);
     let replaced = previous.as_ref().map(|p| p.index);
-    // A caller's message the summary was merged into is summarized like the rest.
-    let replaced_alone = |i: usize| Some(i) == replaced && summary_alone(&views[i]);
     // Laid out with room for a summary between head and tail (the prompt asks for
     // about 800 tokens; a longer one may still make the texts give way).
     let build =
@@ -70,7 +68,7 @@ pub(crate) fn step(
         }
     };
     let picked: Vec<usize> = (layout.w.head_end..layout.w.tail_start)
-        .filter(|&i| !replaced_alone(i) && !shape.stays(i, &layout))
+        .filter(|&i| !replaced_whole(views, replaced, i) && !shape.stays(i, &layout))
         .collect();
     // Pins, UI-only notices or the earlier summary itself may be all there is
     // between head and tail: then nothing is new, there is nothing to summarize
