@@ -43,6 +43,7 @@ pub(crate) fn step(
     let ask = summary::ask(
         Mode::LlmReplace,
         views,
+        &[],
         &picked,
         previous.as_ref().map(|p| &*p.body),
         &[],

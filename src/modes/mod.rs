@@ -12,7 +12,7 @@ use crate::modes::deterministic::PREAMBLE;
 use crate::options::Warning;
 use crate::plan::pairs::pending_calls;
 use crate::plan::{Plan, Step, Synthetic};
-use crate::text::{MARKER_PREFIX, SUMMARY_PREFIX};
+use crate::text::SUMMARY_PREFIX;
 
 /// What a mode decided.
 #[derive(Debug, Clone, PartialEq)]
@@ -150,15 +150,4 @@ pub(crate) fn summary_alone(m: &Message<'_>) -> bool {
 /// caller's message the summary was merged into is summarized like the rest.
 pub(crate) fn replaced_whole(views: &[Message<'_>], replaced: Option<usize>, i: usize) -> bool {
     Some(i) == replaced && summary_alone(&views[i])
-}
-
-/// The first text part of the caller's message that is an earlier compaction's
-/// marker merged into it (alternation "merge"). The parts after it came from
-/// the message that followed the marker then (the tail's first user message).
-pub(crate) fn merged_marker(m: &Message<'_>) -> Option<usize> {
-    if m.role != Role::User {
-        return None;
-    }
-    let k = m.texts.iter().position(|t| t.starts_with(MARKER_PREFIX))?;
-    (!m.is_only_text(k)).then_some(k)
 }

@@ -5,10 +5,7 @@
 use crate::error::{Error, ErrorKind, Result};
 use crate::formats::ResultsPlacement;
 use crate::message::{Message, Role};
-use crate::modes::{
-    drop_empty, is_summary, merged_marker, newest_summary, place_added, summary_alone,
-    summary_part, Decision,
-};
+use crate::modes::{drop_empty, is_summary, newest_summary, place_added, summary_alone, Decision};
 use crate::options::{Options, Warning};
 use crate::plan::facts::{gather, read_marker, Facts, LATEST_REQUEST, TOOLS_USED};
 use crate::plan::fit::{cut_texts, layout, plan_tokens, Layout};
@@ -186,6 +183,21 @@ impl<'v, 'a> Shape<'v, 'a> {
             .any(|i| !self.stays(i, l) && self.views[i].role != Role::Notice)
     }
 
+    /// The caller's texts that layout `l`'s kept messages hold after a part an
+    /// earlier compaction merged into them: a new summary stands for them (see
+    /// `splice`), so the summarizer reads them, before the middle (they are older).
+    pub(crate) fn joined_texts(&self, l: &Layout) -> Vec<&'a str> {
+        let kept = (0..l.w.head_end)
+            .chain(self.carried(l))
+            .chain(l.w.tail_start..self.views.len());
+        kept.flat_map(|i| {
+            let m = &self.views[i];
+            superseded(m, self.keep_summary, self.pinned[i]).map(move |k| m.texts[k].trim())
+        })
+        .filter(|t| !t.is_empty() && !is_synthetic(t) && !is_summary(t))
+        .collect()
+    }
+
     /// Head + `carried` (messages of the middle that stay, in order) + `middle`
     /// (the marker, or a summary; none when nothing is elided) + tail; old tool
     /// outputs pruned (outside the last `tail_min × 3` messages, or, with
@@ -206,13 +218,10 @@ impl<'v, 'a> Shape<'v, 'a> {
         // of kept messages a new marker or summary stands for (`superseded`).
         let keep = |i: usize| -> Option<Step> {
             let m = &views[i];
-            let mut edits = Vec::new();
-            if Some(i) == replaced {
-                if summary_alone(m) {
-                    return None;
-                }
-                edits.extend(summary_part(m).map(|part| Edit::DropText { part }));
+            if Some(i) == replaced && summary_alone(m) {
+                return None;
             }
+            let mut edits = Vec::new();
             if adds {
                 let dropped = superseded(m, self.keep_summary, self.pinned[i]);
                 edits.extend(dropped.map(|part| Edit::DropText { part }));
@@ -382,21 +391,27 @@ fn prune(
     (steps, pruned)
 }
 
-/// The text parts of a kept message that a new marker or summary stands for:
-/// the markers an earlier compaction merged into it and, for a new marker
-/// (`keep_summary`: recency), the caller's texts merged in after the first of
-/// them (they came from what followed it, now the oldest of the middle) — never
-/// an earlier summary (recency keeps it), nor the caller's texts of a `pinned`
-/// message, which stays as it is.
+/// The text parts of a kept message that a new marker or summary stands for,
+/// from the first part an earlier compaction merged into it (a marker; for a
+/// new summary, `keep_summary` false, a summary too) to its end: those parts,
+/// and the caller's texts merged in after them (they came from what followed,
+/// now the oldest of the middle: a marker counts them, the summarizer reads
+/// them first) — never an earlier summary recency keeps, nor the caller's texts
+/// of a `pinned` message, which stays as it is.
 fn superseded<'m>(
     m: &'m Message<'_>,
     keep_summary: bool,
     pinned: bool,
 ) -> impl Iterator<Item = usize> + 'm {
-    let from = merged_marker(m).unwrap_or(m.texts.len());
+    let written = move |t: &str| t.starts_with(MARKER_PREFIX) || !keep_summary && is_summary(t);
+    let from = (m.role == Role::User)
+        .then(|| m.texts.iter().position(|t| written(t)))
+        .flatten()
+        .filter(|&k| !m.is_only_text(k))
+        .unwrap_or(m.texts.len());
     (from..m.texts.len()).filter(move |&k| {
         let t = m.texts[k];
-        t.starts_with(MARKER_PREFIX) || keep_summary && !pinned && !is_summary(t)
+        written(t) || !pinned && !is_summary(t)
     })
 }
 

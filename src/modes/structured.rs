@@ -108,6 +108,7 @@ pub(crate) fn step(
     let ask = summary::ask(
         Mode::Structured,
         views,
+        &shape.joined_texts(&layout),
         &picked,
         previous.as_ref().map(|p| &*p.body),
         if retry { &problems } else { &[] },

@@ -16,6 +16,7 @@ use crate::modes::deterministic::{DIRECTIVE, PREAMBLE};
 use crate::modes::{newest_summary, summary_part, Decision};
 use crate::notice::Fallback;
 use crate::options::{Mode, Options, Warning};
+use crate::plan::{Step, Synthetic};
 use crate::summarizer::Reply;
 use crate::summary::input::{self as summary_input, SummaryInput};
 use crate::text::{cut_middle, SUMMARY_PREFIX};
@@ -110,11 +111,14 @@ pub(crate) fn answered(replies: &[Reply]) -> u32 {
         .count() as u32
 }
 
-/// Builds the request for input messages `picked`.
+/// Builds the request for input messages `picked`, after `joined`: the caller's
+/// texts merged into kept messages after an earlier summary or marker (they
+/// come first: they are older than the middle).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn ask(
     mode: Mode,
     views: &[Message<'_>],
+    joined: &[&str],
     picked: &[usize],
     previous: Option<&str>,
     problems: &[String],
@@ -129,6 +133,15 @@ pub(crate) fn ask(
     let (budget, warning) = summary_input::budget(options, fixed);
     let mut input = summary_input::build(views, picked, options, counter, budget, placement);
     input.warnings.extend::<Option<Warning>>(warning);
+    let overhead = counter.profile().message_overhead();
+    input.tokens += joined
+        .iter()
+        .map(|t| counter.count(t) + overhead)
+        .sum::<u64>();
+    let notes = joined
+        .iter()
+        .map(|t| Step::Insert(Synthetic::Note(t.to_string())));
+    input.plan.splice(0..0, notes);
     Ask {
         mode,
         system,

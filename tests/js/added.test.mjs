@@ -90,6 +90,9 @@ test("a summary or marker merged into the head's user message is replaced by the
   assert.equal(count(r.request.messages, "[Conversation Summary]"), 1);
   assert.deepEqual(asked.map((q) => Boolean(q.previousSummary)), [false, true, true, true]);
   assert.equal(r.request.messages[2].content[0].text, "q1", "the head's own text stays");
+  // The request merged in after the old summary is summarized (read first), not kept in the head.
+  assert.deepEqual(r.request.messages[2].content.map((p) => p.text.slice(0, 22)), ["q1", "[Conversation Summary]", "r4"]);
+  assert.ok(JSON.stringify(asked[3].messages).includes('"r3"'), "the summarizer reads the request the head held");
   assert.deepEqual(violations(r.request, { provider: "anthropic" }), []);
 
   const marked = await rounds(start, { mode: "recency_preserving", contextWindow: 6000, protectTailMin: 1 }, 4, turn);
