@@ -190,12 +190,17 @@ impl<'v, 'a> Shape<'v, 'a> {
         let kept = (0..l.w.head_end)
             .chain(self.carried(l))
             .chain(l.w.tail_start..self.views.len());
-        kept.flat_map(|i| {
+        let mut texts = Vec::new();
+        for i in kept {
             let m = &self.views[i];
-            superseded(m, self.keep_summary, self.pinned[i]).map(move |k| m.texts[k].trim())
-        })
-        .filter(|t| !t.is_empty() && !is_synthetic(t) && !is_summary(t))
-        .collect()
+            for k in superseded(m, self.keep_summary, self.pinned[i]) {
+                let t = m.texts[k].trim();
+                if !t.is_empty() && !is_synthetic(t) && !is_summary(t) {
+                    texts.push(t);
+                }
+            }
+        }
+        texts
     }
 
     /// Head + `carried` (messages of the middle that stay, in order) + `middle`

@@ -138,10 +138,14 @@ pub(crate) fn ask(
         .iter()
         .map(|t| counter.count(t) + overhead)
         .sum::<u64>();
-    let notes = joined
-        .iter()
-        .map(|t| Step::Insert(Synthetic::Note(t.to_string())));
-    input.plan.splice(0..0, notes);
+    if !joined.is_empty() {
+        let mut plan: Vec<Step> = joined
+            .iter()
+            .map(|t| Step::Insert(Synthetic::Note(t.to_string())))
+            .collect();
+        plan.append(&mut input.plan);
+        input.plan = plan;
+    }
     Ask {
         mode,
         system,
