@@ -45,7 +45,7 @@ pub(crate) fn step(
         views,
         &[],
         &picked,
-        previous.as_ref().map(|p| &*p.body),
+        previous.as_ref(),
         &[],
         options,
         counter,

@@ -110,7 +110,7 @@ pub(crate) fn step(
         views,
         &shape.joined_texts(&layout),
         &picked,
-        previous.as_ref().map(|p| &*p.body),
+        previous.as_ref(),
         if retry { &problems } else { &[] },
         options,
         counter,

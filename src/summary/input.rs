@@ -11,6 +11,7 @@ use std::borrow::Cow;
 
 use crate::formats::ResultsPlacement;
 use crate::message::{Message, Role};
+use crate::modes::summary_part;
 use crate::options::{Options, Warning};
 use crate::plan::fit::{shrink, Entry, Piece, Target};
 use crate::plan::pairs::repair;
@@ -66,10 +67,12 @@ pub(crate) fn budget(options: &Options, fixed: u64) -> (u64, Option<Warning>) {
 }
 
 /// Reads message `i` into an entry: reasoning dropped, tool outputs cleaned and
-/// capped, oversized call arguments shortened. `None` when nothing is left to send.
+/// capped, oversized call arguments shortened, text part `summary` (an earlier
+/// summary sent apart) left out. `None` when nothing is left to send.
 fn entry<'a>(
     views: &[Message<'a>],
     i: usize,
+    summary: Option<usize>,
     options: &Options,
     counter: &dyn TokenCounter,
 ) -> Option<Entry<'a>> {
@@ -105,6 +108,10 @@ fn entry<'a>(
     for (k, t) in m.texts.iter().enumerate() {
         let tokens = counter.count(t);
         fixed = fixed.saturating_sub(tokens);
+        if Some(k) == summary {
+            edits.push(Edit::DropText { part: k });
+            continue;
+        }
         pieces.push(Piece {
             target: Target::Text(k),
             full: Cow::Borrowed(*t),
@@ -208,10 +215,13 @@ fn sample(groups: &[u64], budget: u64, gap_tokens: u64) -> Vec<bool> {
 }
 
 /// Builds the summarizer's input from input messages `picked` (in order) so that
-/// it fits `budget` tokens.
+/// it fits `budget` tokens. `replaced`: the message holding the earlier summary
+/// the summarizer gets as `previousSummary` (not sent twice when it was merged
+/// into a caller's message that is summarized).
 pub(crate) fn build(
     views: &[Message<'_>],
     picked: &[usize],
+    replaced: Option<usize>,
     options: &Options,
     counter: &dyn TokenCounter,
     budget: u64,
@@ -219,7 +229,10 @@ pub(crate) fn build(
 ) -> SummaryInput {
     let mut entries: Vec<Entry> = picked
         .iter()
-        .filter_map(|&i| entry(views, i, options, counter))
+        .filter_map(|&i| {
+            let summary = summary_part(&views[i]).filter(|_| Some(i) == replaced);
+            entry(views, i, summary, options, counter)
+        })
         .collect();
     let before: u64 = entries.iter().map(Entry::tokens).sum();
     let gap_tokens = counter.count(&gap_note(1000)) + counter.profile().message_overhead();

@@ -120,18 +120,21 @@ pub(crate) fn ask(
     views: &[Message<'_>],
     joined: &[&str],
     picked: &[usize],
-    previous: Option<&str>,
+    previous: Option<&Previous<'_>>,
     problems: &[String],
     options: &Options,
     counter: &dyn TokenCounter,
     placement: ResultsPlacement,
 ) -> Ask {
     let system = prompts::system(mode);
-    let instruction = prompts::instruction(mode, previous, problems);
+    let body = previous.map(|p| &*p.body);
+    let instruction = prompts::instruction(mode, body, problems);
     let framing = 2 * counter.profile().message_overhead();
     let fixed = counter.count(system) + counter.count(&instruction) + framing;
     let (budget, warning) = summary_input::budget(options, fixed);
-    let mut input = summary_input::build(views, picked, options, counter, budget, placement);
+    let replaced = previous.map(|p| p.index);
+    let mut input =
+        summary_input::build(views, picked, replaced, options, counter, budget, placement);
     input.warnings.extend::<Option<Warning>>(warning);
     let overhead = counter.profile().message_overhead();
     input.tokens += joined
@@ -151,7 +154,7 @@ pub(crate) fn ask(
         system,
         tokens: fixed + input.tokens,
         instruction,
-        previous: previous.map(str::to_string),
+        previous: body.map(str::to_string),
         input,
         attempt: u32::from(!problems.is_empty()) + 1,
     }

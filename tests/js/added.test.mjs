@@ -217,3 +217,16 @@ test("a person's request merged in after a marker is still the person's: pinned 
   const r2 = compactSync({ ...r1.request, messages: [...r1.request.messages, ...turn(2, "next")] }, { ...o, pinRoles: ["user"] });
   assert.ok(JSON.stringify(r2.request.messages).includes("KEEP ME"), "pinned by its role");
 });
+
+test("an earlier summary merged into a message that is summarized goes to the summarizer once, as previousSummary", async () => {
+  const turn = (r) => [{ role: "assistant", content: `a${r} ` + filler(6000) }, { role: "user", content: "x " + filler(6000) }, { role: "assistant", content: "b " + filler(6000) }, { role: "user", content: `r${r}` }];
+  const start = { system: "sys", messages: [{ role: "user", content: "q0" }, { role: "assistant", content: "a0" }, { role: "user", content: "q1" }, ...turn(1)] };
+  const first = await compact(start, { mode: "structured", contextWindow: 6000, protectTailMin: 1, summarize });
+  assert.ok(JSON.stringify(first.request.messages[2]).includes("[Conversation Summary]"), "merged into the head's message");
+  let asked;
+  // With a head of two, that message is now in the middle: summarized, its summary part sent apart.
+  await compact({ ...first.request, messages: [...first.request.messages, ...turn(2)] }, { mode: "structured", contextWindow: 16000, protectTailMin: 1, protectHead: 2, summarize: (q) => ((asked = q), summarize()) });
+  assert.ok(asked.previousSummary.includes("## Goal"));
+  const sent = JSON.stringify(asked.messages);
+  assert.ok(sent.includes('"q1"') && !sent.includes("[Conversation Summary]"), sent.slice(0, 300));
+});
