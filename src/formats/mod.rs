@@ -21,7 +21,6 @@ use crate::json::{Kind, Node};
 use crate::memo::{Known, Memo};
 use crate::message::{Message, Role};
 use crate::plan::{Edit, Plan, Step, Synthetic};
-use crate::text::MARKER_PREFIX;
 
 /// A supported message format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -574,24 +573,20 @@ impl<'a, N: Node<'a>> Document<'a, N> {
                 _ => None,
             })
             .collect();
-        let key = match self.format {
-            Format::Gemini | Format::AiSdkUi => "parts",
-            _ => "content",
-        };
-        let format = self.format;
-        let is_text = |p: &Value| {
-            let kind = p.get("type").and_then(Value::as_str);
-            match format {
-                Format::Gemini => gemini::is_text(p),
-                Format::Anthropic | Format::AiSdk | Format::AiSdkUi => kind == Some("text"),
-                Format::Openai | Format::Moltis | Format::OpenaiResponses => {
-                    openai::is_text_part(kind)
-                }
-            }
-        };
         if drops.is_empty() {
             return;
         }
+        fn kind(p: &Value) -> Option<&str> {
+            p.get("type").and_then(Value::as_str)
+        }
+        let (key, is_text): (&str, fn(&Value) -> bool) = match self.format {
+            Format::Gemini => ("parts", gemini::is_text),
+            Format::AiSdkUi => ("parts", |p| kind(p) == Some("text")),
+            Format::Anthropic | Format::AiSdk => ("content", |p| kind(p) == Some("text")),
+            Format::Openai | Format::Moltis | Format::OpenaiResponses => {
+                ("content", |p| openai::is_text_part(kind(p)))
+            }
+        };
         if let Some(Value::Array(parts)) = obj.get_mut(key) {
             drop_parts(parts, is_text, &drops);
         }
@@ -670,7 +665,7 @@ impl<'a, N: Node<'a>> Document<'a, N> {
                     OutputMessage::Kept(i) => self.messages[*i].get(key).and_then(Node::as_str),
                     OutputMessage::New(v) => v.get(key).and_then(Value::as_str),
                 };
-                text.is_some_and(|t| crate::modes::is_summary(t) || t.starts_with(MARKER_PREFIX))
+                text.is_some_and(crate::modes::is_written)
             };
             let apart = before.is_none() || from.is_none() || written(&prev) || written(&o);
             let joined = self.join(value(prev), value(o), key, apart);

@@ -51,6 +51,10 @@ pub(crate) fn step(
         counter,
         placement,
     );
+    let summary_tokens = match replies.last() {
+        Some(Reply::Summary { text, .. }) => counter.count(text.trim()),
+        _ => 0,
+    };
     match replies.last() {
         None => Ok(Turn::Ask(ask)),
         Some(Reply::Failed { reason, .. }) => Err(Error::new(
@@ -63,14 +67,13 @@ pub(crate) fn step(
         )),
         // `max_summary_tokens` bounds an acceptable summary here too (SPEC §3):
         // one larger than the history would make nothing smaller.
-        Some(Reply::Summary { text, .. })
-            if counter.count(text.trim()) > options.max_summary_tokens.saturating_mul(2) =>
+        Some(Reply::Summary { .. })
+            if summary_tokens > options.max_summary_tokens.saturating_mul(2) =>
         {
             Err(Error::new(
                 ErrorKind::LlmFailed,
                 format!(
-                    "the summary is about {} tokens, more than twice the {} asked for (max_summary_tokens); the history was not changed",
-                    counter.count(text.trim()),
+                    "the summary is about {summary_tokens} tokens, more than twice the {} asked for (max_summary_tokens); the history was not changed",
                     options.max_summary_tokens
                 ),
             ))

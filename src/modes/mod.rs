@@ -12,7 +12,7 @@ use crate::modes::deterministic::PREAMBLE;
 use crate::options::Warning;
 use crate::plan::pairs::pending_calls;
 use crate::plan::{Plan, Step, Synthetic};
-use crate::text::SUMMARY_PREFIX;
+use crate::text::{MARKER_PREFIX, SUMMARY_PREFIX};
 
 /// What a mode decided.
 #[derive(Debug, Clone, PartialEq)]
@@ -136,6 +136,11 @@ pub(crate) fn summary_part(m: &Message<'_>) -> Option<usize> {
 /// Whether a text is an earlier compaction's summary.
 pub(crate) fn is_summary(text: &str) -> bool {
     text.starts_with(SUMMARY_PREFIX) || text.starts_with(PREAMBLE)
+}
+
+/// Whether a text is what an earlier compaction wrote: a summary or a marker.
+pub(crate) fn is_written(text: &str) -> bool {
+    is_summary(text) || text.starts_with(MARKER_PREFIX)
 }
 
 /// Whether `m` is nothing but an earlier compaction's summary (a message the

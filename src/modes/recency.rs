@@ -5,7 +5,9 @@
 use crate::error::{Error, ErrorKind, Result};
 use crate::formats::ResultsPlacement;
 use crate::message::{Message, Role};
-use crate::modes::{drop_empty, is_summary, newest_summary, place_added, summary_alone, Decision};
+use crate::modes::{
+    drop_empty, is_summary, is_written, newest_summary, place_added, summary_alone, Decision,
+};
 use crate::options::{Options, Warning};
 use crate::plan::facts::{gather, read_marker, Facts, LATEST_REQUEST, TOOLS_USED};
 use crate::plan::fit::{cut_texts, layout, plan_tokens, Layout};
@@ -15,7 +17,7 @@ use crate::plan::window::{
     align_back, group_starts, newest_group, newest_request, pinned, suffix_within, window, Window,
 };
 use crate::plan::{Edit, Plan, Step, Synthetic};
-use crate::text::{count, is_synthetic, list, one_line, MARKER_PREFIX};
+use crate::text::{count, list, one_line, MARKER_PREFIX};
 use crate::tokens::TokenCounter;
 
 use std::cell::RefCell;
@@ -195,7 +197,7 @@ impl<'v, 'a> Shape<'v, 'a> {
             let m = &self.views[i];
             for k in superseded(m, self.keep_summary, self.pinned[i]) {
                 let t = m.texts[k].trim();
-                if !t.is_empty() && !is_synthetic(t) && !is_summary(t) {
+                if !t.is_empty() && !is_written(t) {
                     texts.push(t);
                 }
             }
@@ -447,7 +449,8 @@ fn marker(
         for t in superseded(m, true, pinned[i]).map(|k| m.texts[k].trim()) {
             if t.starts_with(MARKER_PREFIX.trim_end()) {
                 read_marker(t, &mut facts, false);
-            } else if !t.is_empty() && !is_synthetic(t) {
+            } else if !t.is_empty() {
+                // (`superseded` yields no summary for a marker to replace)
                 facts.requests.push(t);
                 own = true;
             }

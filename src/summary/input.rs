@@ -230,7 +230,9 @@ pub(crate) fn build(
     let mut entries: Vec<Entry> = picked
         .iter()
         .filter_map(|&i| {
-            let summary = summary_part(&views[i]).filter(|_| Some(i) == replaced);
+            let summary = (Some(i) == replaced)
+                .then(|| summary_part(&views[i]))
+                .flatten();
             entry(views, i, summary, options, counter)
         })
         .collect();
