@@ -814,9 +814,7 @@ impl<'a, N: Node<'a>> Document<'a, N> {
     fn call_item(&self, id: &str) -> Option<N> {
         self.messages
             .iter()
-            .find(|m| {
-                m.get("call_id").and_then(Node::as_str) == Some(id) && !responses::is_output(**m)
-            })
+            .find(|m| responses::is_call(**m, id))
             .copied()
     }
 }

@@ -128,6 +128,12 @@ pub(super) fn read<'a, N: Node<'a>>(item: N, i: usize) -> Result<Message<'a>> {
     Ok(msg)
 }
 
+/// Whether `item` is the call (not the output) that `id` names.
+pub(super) fn is_call<'a, N: Node<'a>>(item: N, id: &str) -> bool {
+    let kind = item.get("type").and_then(Node::as_str).unwrap_or("message");
+    !is_output(item) && call_ref(item, kind, &String::new).ok() == Some(id)
+}
+
 /// The id that ties a call and its output together.
 fn call_ref<'a, N: Node<'a>>(item: N, kind: &str, path: &dyn Fn() -> String) -> Result<&'a str> {
     let key = match kind {
@@ -260,20 +266,44 @@ pub(super) fn text_message(role: &str, text: &str) -> Map<String, Value> {
 }
 
 /// The output item standing in for call `id`'s lost output, of the kind the
-/// call was (`function_call` → `function_call_output`).
+/// call was (`function_call` → `function_call_output`). A computer call's
+/// output must be a screenshot, so its stub is a blank one (a 1×1 PNG); an MCP
+/// approval request that was never answered is declined, never approved.
 pub(super) fn stub<'a, N: Node<'a>>(id: &str, call: Option<N>) -> Map<String, Value> {
     let kind = call
         .and_then(|c| c.get("type").and_then(Node::as_str))
         .filter(|t| {
             matches!(
                 *t,
-                "function_call" | "custom_tool_call" | "local_shell_call"
+                "function_call"
+                    | "custom_tool_call"
+                    | "local_shell_call"
+                    | "computer_call"
+                    | "mcp_approval_request"
             )
         })
         .unwrap_or("function_call");
     let mut m = Map::new();
+    if kind == "mcp_approval_request" {
+        m.insert("type".into(), "mcp_approval_response".into());
+        m.insert("approval_request_id".into(), id.into());
+        m.insert("approve".into(), false.into());
+        return m;
+    }
     m.insert("type".into(), format!("{kind}_output").into());
     m.insert("call_id".into(), id.into());
-    m.insert("output".into(), STUB_TEXT.into());
+    let output = if kind == "computer_call" {
+        let mut shot = Map::new();
+        shot.insert("type".into(), "computer_screenshot".into());
+        shot.insert("image_url".into(), BLANK_SCREENSHOT.into());
+        Value::Object(shot)
+    } else {
+        STUB_TEXT.into()
+    };
+    m.insert("output".into(), output);
     m
 }
+
+/// A 1×1 black PNG: the screenshot a lost computer call's output stands in with.
+const BLANK_SCREENSHOT: &str = "data:image/png;base64,\
+    iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAAAAAA6fptVAAAACklEQVR42mNgAAAAAgAB5Sfe/AAAAABJRU5ErkJggg==";

@@ -410,3 +410,22 @@ test("Responses: an output whose call is an item_reference (a stored item) is ke
   const answered = measure({ input: [u("x"), { type: "item_reference", id: "fc_1" }, output] }).perMessage[1];
   assert.equal(answered, alone);
 });
+
+test("Responses: a lost computer call's output is a blank screenshot, a lost MCP approval is declined", () => {
+  const words = (n) => Array.from({ length: n }, (_, i) => `w${(i * 7919) % 1000}`).join(" ");
+  const u = (t) => ({ type: "message", role: "user", content: [{ type: "input_text", text: t }] });
+  const a = (t) => ({ type: "message", role: "assistant", content: [{ type: "output_text", text: t }] });
+  const click = { type: "computer_call", id: "cu_1", call_id: "call_cu1", action: { type: "click", x: 10, y: 20 }, pending_safety_checks: [], status: "completed" };
+  const approval = { type: "mcp_approval_request", id: "mcpr_1", server_label: "deploy", name: "ship", arguments: "{}" };
+  const input = [u("q0 " + words(1500)), a("a0 " + words(1500)), u("click it, then ship"), click, approval, u("never mind, stop"), a("Stopped."), u("thanks")];
+  const r = compactSync({ model: "computer-use-preview", input }, { mode: "recency_preserving", contextWindow: 4000, protectHead: 1, protectTailMin: 6 });
+  const shot = r.request.input.find((m) => m.call_id === "call_cu1" && m !== click);
+  assert.equal(shot.type, "computer_call_output");
+  assert.equal(shot.output.type, "computer_screenshot");
+  assert.match(shot.output.image_url, /^data:image\/png;base64,iVBOR/);
+  const declined = r.request.input.find((m) => m.approval_request_id === "mcpr_1");
+  assert.deepEqual(declined, { type: "mcp_approval_response", approval_request_id: "mcpr_1", approve: false });
+  assert.ok(!r.request.input.some((m) => m.type === "function_call_output"), "no function_call_output for either");
+  assert.equal(r.request.input.indexOf(declined), r.request.input.indexOf(shot) + 1, "both after the calls, before the next user message");
+  assert.deepEqual(validate(r.request).violations, []);
+});
