@@ -355,7 +355,12 @@ fn finish<'a, N: Node<'a>>(
     };
     let mut output = doc.render(views, &done.outcome.plan, &stamp);
     if o.merges_turns(doc.format) {
-        output = doc.merge_turns(&done.outcome.plan, output, &plan::window::pinned(views, o));
+        output = doc.merge_turns(
+            views,
+            &done.outcome.plan,
+            output,
+            &plan::window::pinned(views, o),
+        );
     }
     let system = opened.spend.fixed();
     let tokens_before = opened.tokens();

@@ -9,7 +9,8 @@
 //! its place in `FORMATS`: the same object reads differently as another
 //! format), whether a stub may stand for it (1), its format [`Evidence`]
 //! (signals 6, marker 3) and what the meter needs of its view (role 3, boundary
-//! 1, whether `reported` holds provider-reported usage 1). `known` holds one
+//! 1, whether `reported` holds provider-reported usage 1, whether it holds a
+//! summary or marker a compaction wrote 1). `known` holds one
 //! entry per message in input order: its length, then the record (length 0:
 //! not known). Records of the messages read in this call are noted in `fresh`
 //! as `[index, length, record…]`, for the JS layer to keep.
@@ -43,6 +44,7 @@ const MARKER: (u32, u32) = (10, 3);
 const ROLE: (u32, u32) = (13, 3);
 const BOUNDARY: (u32, u32) = (16, 1);
 const REPORTED_GIVEN: (u32, u32) = (17, 1);
+const WRITTEN: (u32, u32) = (18, 1);
 
 /// Field `(at, width)` of a record's `facts`.
 fn field(facts: f64, (at, width): (u32, u32)) -> u32 {
@@ -79,6 +81,7 @@ pub(crate) struct Known {
     role: Role,
     boundary: bool,
     reported: Option<u64>,
+    written: bool,
     tokens: u64,
 }
 
@@ -97,6 +100,7 @@ impl Known {
         let mut view = Message::new(self.role);
         view.boundary = self.boundary;
         view.reported_input_tokens = self.reported;
+        view.written = self.written;
         view.tokens = self.tokens;
         view
     }
@@ -172,6 +176,7 @@ impl<'k> Memo<'k> {
                     role: *ROLES.get(field(r[FACTS], ROLE) as usize)?,
                     boundary: field(r[FACTS], BOUNDARY) == 1,
                     reported: (field(r[FACTS], REPORTED_GIVEN) == 1).then(|| r[REPORTED] as u64),
+                    written: field(r[FACTS], WRITTEN) == 1,
                     tokens: r[TOKENS] as u64,
                 })
             });
@@ -183,6 +188,7 @@ impl<'k> Memo<'k> {
             role: Role::User,
             boundary: false,
             reported: None,
+            written: false,
             tokens: 0,
         }))
     }
@@ -227,6 +233,7 @@ impl<'k> Memo<'k> {
                         (role as u32, ROLE),
                         (u32::from(v.boundary), BOUNDARY),
                         (u32::from(v.reported_input_tokens.is_some()), REPORTED_GIVEN),
+                        (u32::from(v.holds_written()), WRITTEN),
                     ]
                     .iter()
                     .fold(0, |acc, (value, (at, _))| acc | value << at);

@@ -175,6 +175,9 @@ pub(crate) struct Message<'a> {
     /// `compaction` item): what comes before it is the provider's business, so
     /// everything up to it stays as it is and compaction starts after it.
     pub boundary: bool,
+    /// A stub's view (which has no texts to look at) of a message whose record
+    /// says it holds text a compaction wrote; see [`Message::holds_written`].
+    pub written: bool,
     /// Estimated tokens of the message, filled in by the estimator.
     pub tokens: u64,
 }
@@ -197,6 +200,7 @@ impl<'a> Message<'a> {
             continues: false,
             inline_results: false,
             boundary: false,
+            written: false,
             tokens: 0,
         }
     }
@@ -226,6 +230,16 @@ impl<'a> Message<'a> {
     /// of it the caller's.
     pub(crate) fn is_written(&self) -> bool {
         self.first_text().is_some() && self.own_text().is_none()
+    }
+
+    /// Whether any of the message's texts is a summary or marker a compaction
+    /// wrote (a message of its own, or merged into the caller's).
+    pub(crate) fn holds_written(&self) -> bool {
+        self.written
+            || self
+                .texts
+                .iter()
+                .any(|t| crate::modes::is_written(t.trim_start()))
     }
 
     /// Whether the message holds nothing but its text part `k` (a summary or

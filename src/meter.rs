@@ -51,7 +51,9 @@ pub struct Meter {
 /// Reads the meter. When the last assistant turn carries provider-reported input
 /// tokens, the estimate is that figure plus the tokens of that turn and of
 /// everything after it (they become input too); otherwise the whole request's
-/// estimate. The pending new text is added in both cases.
+/// estimate. The pending new text is added in both cases. A figure reported
+/// before a compaction counts the history the compaction replaced: an assistant
+/// turn kept after a summary or marker carries it, so it is not taken then.
 pub(crate) fn read(
     format: Format,
     views: &[Message<'_>],
@@ -66,7 +68,9 @@ pub(crate) fn read(
         counter.count(pending) + counter.profile().message_overhead()
     };
     let last_assistant = views.iter().rposition(|m| m.role == Role::Assistant);
-    let reported = last_assistant.and_then(|a| Some((a, views[a].reported_input_tokens?)));
+    let reported = last_assistant
+        .filter(|&a| !views[..a].iter().any(Message::holds_written))
+        .and_then(|a| Some((a, views[a].reported_input_tokens?)));
     let history = match reported {
         Some((a, r)) => views[a..]
             .iter()

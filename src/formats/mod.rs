@@ -601,6 +601,7 @@ impl<'a, N: Node<'a>> Document<'a, N> {
     /// a provider's compaction) is never merged with another.
     pub(crate) fn merge_turns(
         &self,
+        views: &[Message<'_>],
         plan: &Plan,
         out: Vec<OutputMessage>,
         pinned: &[bool],
@@ -632,6 +633,7 @@ impl<'a, N: Node<'a>> Document<'a, N> {
             None => self.format == Format::Gemini,
         };
         let free = |at: Option<usize>| at.is_none_or(|i| !pinned.get(i).copied().unwrap_or(false));
+        let results = |i: usize| views.get(i).is_some_and(Message::has_results);
         // (the input message it ends with, the message)
         let mut merged: Vec<(Option<usize>, OutputMessage)> = Vec::with_capacity(out.len());
         for (o, from) in out.into_iter().zip(origin) {
@@ -645,8 +647,10 @@ impl<'a, N: Node<'a>> Document<'a, N> {
                         && is_user(&o)
                         && free(*before)
                         && free(from)
-                        // two user messages the input already had in a row are the caller's own
-                        && !matches!((before, from), (Some(a), Some(b)) if a + 1 == b)
+                        // two user messages the input already had in a row are the
+                        // caller's own, unless they split one turn of results
+                        && !matches!((before, from), (Some(a), Some(b))
+                            if a + 1 == b && !(results(*a) && results(b)))
                 });
             let Some(j) = host else {
                 merged.push((from, o));
@@ -734,7 +738,7 @@ impl<'a, N: Node<'a>> Document<'a, N> {
         // As the compacted history does: strict backends want turns to alternate,
         // so the instruction joins a user message right before it.
         if merge {
-            body = self.merge_turns(&plan, body, &[]);
+            body = self.merge_turns(views, &plan, body, &[]);
         }
         let mut out = Vec::with_capacity(body.len() + 1);
         if !self.format.system_apart() {

@@ -3,7 +3,8 @@
 //!
 //! Pairing is positional, as providers check it: a result belongs to the nearest
 //! earlier assistant message with calls, with only result-carrying messages in
-//! between (Anthropic: only the one user message right after). Ids may repeat
+//! between (Anthropic: only the user turn right after — one message, or a turn
+//! of results split over several in a row, which the rendering merges). Ids may repeat
 //! across turns (real histories reuse them), so matching by id alone would be wrong.
 
 use std::collections::HashSet;
@@ -25,6 +26,8 @@ struct OpenGroup<'a> {
     answered: HashSet<&'a str>,
     /// Output position of the first kept message that carries its results.
     first_results: Option<usize>,
+    /// Input index of the last message that carried its results.
+    last_results: usize,
 }
 
 /// The assistant at the end of the input whose calls are still being answered
@@ -96,6 +99,7 @@ pub(crate) fn repair(
                             ids: m.calls.iter().map(|c| c.id.as_ref()).collect(),
                             answered: inline.collect(),
                             first_results: None,
+                            last_results: index,
                         });
                     }
                 }
@@ -103,9 +107,13 @@ pub(crate) fn repair(
             out.push(Step::Keep { index, edits });
             continue;
         }
-        // Anthropic: only the one user message right after the calls may answer them.
+        // Anthropic: only the one user turn right after the calls may answer them:
+        // a user message of results, or several in a row (one turn split in two,
+        // as some adapters write it: the turns are merged when rendered, not stubbed).
         let open = group.as_mut().filter(|g| {
-            placement == ResultsPlacement::FollowingMessages || g.first_results.is_none()
+            placement == ResultsPlacement::FollowingMessages
+                || g.first_results.is_none()
+                || g.last_results + 1 == index
         });
         let mut orphans = Vec::new();
         match open {
@@ -127,8 +135,9 @@ pub(crate) fn repair(
         if m.results_out_of_order {
             edits.push(Edit::ResultsFirst);
         }
-        if let Some(g) = group.as_mut().filter(|g| g.first_results.is_none()) {
-            g.first_results = Some(out.len());
+        if let Some(g) = group.as_mut() {
+            g.first_results.get_or_insert(out.len());
+            g.last_results = index;
         }
         out.push(Step::Keep { index, edits });
     }

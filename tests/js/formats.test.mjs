@@ -429,3 +429,35 @@ test("Responses: a lost computer call's output is a blank screenshot, a lost MCP
   assert.equal(r.request.input.indexOf(declined), r.request.input.indexOf(shot) + 1, "both after the calls, before the next user message");
   assert.deepEqual(validate(r.request).violations, []);
 });
+
+test("Anthropic and Gemini: results of one turn split over two user messages join into one, none is stubbed", () => {
+  const words = (n) => Array.from({ length: n }, (_, i) => `w${(i * 7919) % 1000}`).join(" ");
+  const anthropic = [
+    { role: "user", content: "q0 " + words(200) }, { role: "assistant", content: "a0 " + words(1500) },
+    { role: "user", content: "read both files" },
+    { role: "assistant", content: [{ type: "tool_use", id: "tA", name: "read", input: { path: "a.rs" } }, { type: "tool_use", id: "tB", name: "read", input: { path: "b.rs" } }] },
+    { role: "user", content: [{ type: "tool_result", tool_use_id: "tA", content: "AAA contents" }] },
+    { role: "user", content: [{ type: "tool_result", tool_use_id: "tB", content: "BBB contents" }] },
+    { role: "assistant", content: "Both read." }, { role: "user", content: "thanks" }];
+  const gemini = [
+    { role: "user", parts: [{ text: "q0 " + words(200) }] }, { role: "model", parts: [{ text: "a0 " + words(1500) }] },
+    { role: "user", parts: [{ text: "read both files" }] },
+    { role: "model", parts: [{ functionCall: { id: "tA", name: "read", args: { path: "a.rs" } } }, { functionCall: { id: "tB", name: "read", args: { path: "b.rs" } } }] },
+    { role: "user", parts: [{ functionResponse: { id: "tA", name: "read", response: { result: "AAA contents" } } }] },
+    { role: "user", parts: [{ functionResponse: { id: "tB", name: "read", response: { result: "BBB contents" } } }] },
+    { role: "model", parts: [{ text: "Both read." }] }, { role: "user", parts: [{ text: "thanks" }] }];
+  for (const [request, key] of [[{ model: "claude-sonnet-4-5", max_tokens: 1000, messages: anthropic }, "messages"], [{ contents: gemini }, "contents"]]) {
+    assert.ok(validate(request).violations.length > 0, "the split is flagged in the input");
+    for (const mode of ["recency_preserving", "deterministic"]) {
+      const r = compactSync(request, { mode, contextWindow: 4000, protectHead: 1, protectTailMin: 5 });
+      const text = JSON.stringify(r.request[key]);
+      assert.ok(!text.includes("[Result from earlier"), `${key} ${mode}: no stub`);
+      assert.deepEqual(validate(r.request).violations, [], `${key} ${mode}`);
+      if (mode === "recency_preserving") {
+        assert.ok(text.includes("AAA contents") && text.includes("BBB contents"), `${key}: both results kept`);
+        const answers = r.request[key].filter((m) => JSON.stringify(m).includes("contents\""));
+        assert.equal(answers.length, 1, `${key}: one user turn answers both calls`);
+      }
+    }
+  }
+});

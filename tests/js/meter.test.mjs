@@ -609,3 +609,31 @@ test("a deeply frozen message is taken from the cache without a comparison; anyt
   which = 1;
   assert.deepEqual(measure([custom]), uncached([custom]), "a toJSON's new answer is seen");
 });
+
+test("usage reported before a compaction is not taken after it: the meter agrees with the notice", () => {
+  const big = "lorem ipsum dolor sit amet ".repeat(400);
+  for (const alternation of ["keep", "merge"]) {
+    const h = [{ role: "user", content: "Start the task." }];
+    for (let i = 0; i < 40; i++) {
+      h.push({ role: "assistant", content: null, tool_calls: [{ id: "c" + i, type: "function", function: { name: "read", arguments: "{}" } }] });
+      h.push({ role: "tool", tool_call_id: "c" + i, content: big });
+    }
+    // what the provider reported for the request that produced this turn: the whole history
+    h.push({ role: "assistant", content: "Done reading.", requestInputTokens: 99000 });
+    h.push({ role: "user", content: "Now summarize." });
+    const opts = { mode: "recency_preserving", contextWindow: 100000, alternation };
+    assert.equal(measure(h, opts).reported, true);
+    assert.equal(shouldCompact(h, opts), true);
+    const r = compactSync(h, opts);
+    // twice: the second reads the messages from their records (the cache)
+    for (const round of [1, 2]) {
+      const m = measure(r.messages, opts);
+      assert.equal(m.reported, false, `${alternation} ${round}`);
+      assert.equal(m.tokens, r.notice.tokensAfter, `${alternation} ${round}`);
+      assert.equal(m.shouldCompact, false, `${alternation} ${round}`);
+    }
+    // a turn answered after the compaction still counts what it costs
+    const next = [...r.messages, { role: "assistant", content: "Summary: …", requestInputTokens: 20500 }, { role: "user", content: "ok" }];
+    assert.ok(measure(next, opts).tokens < 25000);
+  }
+});
