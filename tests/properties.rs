@@ -631,11 +631,18 @@ fn check_valid(format: Format, input: &Value, opts: &Value) -> Result<(), TestCa
         .count();
 
     if !recency {
-        prop_assert_eq!(
-            res.len(),
-            leading_systems + 1,
-            "deterministic: systems + one summary"
-        );
+        // Systems, one summary, then a turn whose tools are still running at the
+        // end (its results are about to be appended).
+        let running = res.len().saturating_sub(leading_systems + 1);
+        prop_assert!(running < msgs.len(), "deterministic: systems + one summary");
+        // (its call kept verbatim; an orphan or repeated result in it dropped)
+        if running > 0 {
+            prop_assert_eq!(&res[leading_systems + 1]["role"], "assistant");
+            prop_assert!(
+                msgs.contains(&res[leading_systems + 1]),
+                "deterministic: the running call verbatim"
+            );
+        }
         prop_assert_eq!(&res[..leading_systems], &msgs[..leading_systems]);
         prop_assert_eq!(summaries, 1);
         prop_assert_eq!(&res[leading_systems]["role"], "user");

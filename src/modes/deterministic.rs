@@ -4,7 +4,7 @@
 use crate::formats::ResultsPlacement;
 use crate::message::{Message, Role};
 use crate::modes::{
-    drop_empty, newest_summary, place_added, replaced_whole, summary_part, Decision,
+    drop_empty, newest_summary, place_added, replaced_whole, running_turn, summary_part, Decision,
 };
 use crate::options::Options;
 use crate::plan::bound::{bound, SUMMARY_BUDGET};
@@ -25,8 +25,9 @@ const PREVIEW_BYTES: usize = 160;
 const MAX_KEY_FILES: usize = 8;
 
 /// Plans the deterministic compaction of `views`: the leading system messages,
-/// the messages that stay wherever they are (mid-history system messages, pins),
-/// then the summary of everything else.
+/// the messages that stay wherever they are (mid-history system messages, pins,
+/// a turn whose tools are still running at the end), then the summary of
+/// everything else.
 pub(crate) fn plan(
     views: &[Message<'_>],
     options: &Options,
@@ -39,10 +40,13 @@ pub(crate) fn plan(
     let prior = prior_at
         .and_then(|i| views[i].texts.get(summary_part(&views[i])?))
         .map(|t| prior_highlights(t));
+    // Pins stay, and so does a turn whose tools are still running at the end.
+    let running = running_turn(views).unwrap_or(views.len());
+    let stays = |i: usize| pinned[i] || i >= running;
     let picked: Vec<usize> = (lead..views.len())
-        .filter(|&i| !replaced_whole(views, prior_at, i) && !pinned[i])
+        .filter(|&i| !replaced_whole(views, prior_at, i) && !stays(i))
         .collect();
-    let carried: Vec<usize> = (lead..views.len()).filter(|&i| pinned[i]).collect();
+    let carried: Vec<usize> = (lead..views.len()).filter(|&i| stays(i)).collect();
 
     let mut budget = SUMMARY_BUDGET;
     budget.lines -= 2; // the <summary> tags

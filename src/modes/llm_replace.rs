@@ -4,7 +4,7 @@
 use crate::error::{Error, ErrorKind, Result};
 use crate::formats::ResultsPlacement;
 use crate::message::{Message, Role};
-use crate::modes::{drop_empty, place_added, replaced_whole, Decision};
+use crate::modes::{drop_empty, place_added, replaced_whole, running_turn, Decision};
 use crate::options::{Mode, Options};
 use crate::plan::pairs::repair;
 use crate::plan::window::{leading_system, pinned};
@@ -24,10 +24,13 @@ pub(crate) fn step(
     let lead = leading_system(views);
     let previous = summary::previous_summary(views, lead, options, counter);
     let replaced = previous.as_ref().map(|p| p.index);
-    // Mid-history system messages and pins stay verbatim, before the summary.
+    // Mid-history system messages and pins stay verbatim, before the summary,
+    // and a turn whose tools are still running at the end after it.
     let pinned = pinned(views, options);
+    let running = running_turn(views).unwrap_or(views.len());
+    let stays = |i: usize| pinned[i] || i >= running;
     let picked: Vec<usize> = (lead..views.len())
-        .filter(|&i| !replaced_whole(views, replaced, i) && !pinned[i])
+        .filter(|&i| !replaced_whole(views, replaced, i) && !stays(i))
         .filter(|&i| views[i].role != Role::Notice && !views[i].is_empty())
         .collect();
     if picked.is_empty() {
@@ -81,7 +84,7 @@ pub(crate) fn step(
         Some(Reply::Summary { text, .. }) => {
             let text = text.trim();
             let mut warnings = ask.input.warnings;
-            let kept = (0..lead).chain((lead..views.len()).filter(|&i| pinned[i]));
+            let kept = (0..lead).chain((lead..views.len()).filter(|&i| stays(i)));
             let mut plan = drop_empty(kept.map(Step::keep).collect(), views, &mut warnings);
             plan.push(Step::Insert(Synthetic::Summary(summary::summary_message(
                 text,

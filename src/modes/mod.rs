@@ -66,22 +66,7 @@ pub(crate) fn place_added(steps: &mut Plan, views: &[Message<'_>], placement: Re
         Step::Insert(_) => None,
     };
     let role = |i: usize| views[i].role;
-    // The turn whose calls are still running at the end (from its first item: a
-    // Responses reasoning item before its calls), unless its results are inline.
-    let running = pending_calls(views)
-        .filter(|&c| {
-            let m = &views[c];
-            !(m.inline_results
-                && m.calls
-                    .iter()
-                    .all(|k| m.results.iter().any(|r| r.id == k.id)))
-        })
-        .map(|mut start| {
-            while start > 0 && views[start].continues {
-                start -= 1;
-            }
-            start
-        });
+    let running = running_turn(views);
     let mut to = at;
     if placement == ResultsPlacement::NextUserMessage {
         let mut before: Option<usize> = None;
@@ -131,6 +116,23 @@ pub(crate) fn summary_part(m: &Message<'_>) -> Option<usize> {
         return None;
     }
     m.texts.iter().rposition(|t| is_summary(t))
+}
+
+/// Where the turn whose calls are still running at the end starts (its first
+/// item: a Responses reasoning item before its calls): the last turn, with a
+/// call no result after it answers yet. It and what follows it (the results so
+/// far) stay as they are: the rest of its results are about to be appended.
+pub(crate) fn running_turn(views: &[Message<'_>]) -> Option<usize> {
+    let mut start = pending_calls(views)?;
+    while start > 0 && views[start].continues {
+        start -= 1;
+    }
+    let turn = &views[start..];
+    let answered = |id: &str| turn.iter().any(|m| m.results.iter().any(|r| r.id == id));
+    turn.iter()
+        .flat_map(|m| &m.calls)
+        .any(|c| !answered(&c.id))
+        .then_some(start)
 }
 
 /// Whether a text is an earlier compaction's summary.

@@ -57,12 +57,13 @@ test("pins that lead or follow an assistant get the added message before them (A
   }
 });
 
-test("a pinned call still running at the end keeps its place last, after the summary", async () => {
+test("a call still running at the end (pinned or not) keeps its place last, after the summary", async () => {
   const running = { role: "assistant", content: [{ type: "tool-call", toolCallId: "c1", toolName: "bash", input: { command: "make" } }] };
   const history = [{ role: "user", content: "q1 " + filler(3000) }, { role: "assistant", content: "a1 " + filler(3000) }, { role: "user", content: "run the build" }, running];
-  for (const mode of ["deterministic", "llm_replace"]) {
-    const r = mode === "deterministic" ? compactSync(history, { mode, pinRoles: ["assistant"] }) : await compact(history, { mode, summarize, pinRoles: ["assistant"] });
+  for (const [mode, pins] of [["deterministic", { pinRoles: ["assistant"] }], ["llm_replace", { pinRoles: ["assistant"] }], ["deterministic", {}], ["llm_replace", {}]]) {
+    const r = mode === "deterministic" ? compactSync(history, { mode, ...pins }) : await compact(history, { mode, summarize, ...pins });
     assert.equal(r.messages.at(-1), running, mode);
+    assert.ok(isAdded(r.messages.at(-2)), `${mode}: the summary right before it`);
     // The result arrives next, right after its call.
     const appended = [...r.messages, { role: "tool", content: [{ type: "tool-result", toolCallId: "c1", toolName: "bash", output: { type: "text", value: "ok" } }] }];
     assert.deepEqual(violations(appended), [], mode);
@@ -142,7 +143,7 @@ test("a tool result in the head's message that a summary was merged into stays t
   assert.deepEqual(violations(history), []);
 });
 
-test("a pinned turn still running at the end keeps its items together after the summary (Responses reasoning, parallel calls, a partly answered call)", async () => {
+test("a turn still running at the end (pinned or not) keeps its items together after the summary (Responses reasoning, parallel calls, a partly answered call)", async () => {
   const responses = [
     { role: "user", content: "q1 " + filler(3000) },
     { type: "message", role: "assistant", content: [{ type: "output_text", text: "a1 " + filler(3000) }] },
@@ -154,13 +155,13 @@ test("a pinned turn still running at the end keeps its items together after the 
   const openai = [{ role: "system", content: "sys" }, { role: "user", content: "q1 " + filler(3000) }, { role: "assistant", content: "a1 " + filler(3000) }, { role: "user", content: "read and build" },
     { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "read", arguments: "{}" } }, { id: "c2", type: "function", function: { name: "bash", arguments: '{"cmd":"make"}' } }] },
     { role: "tool", tool_call_id: "c1", content: "file text" }];
-  for (const mode of ["deterministic", "llm_replace"]) {
+  for (const [mode, pins] of [["deterministic", { pinRoles: ["assistant"] }], ["llm_replace", { pinRoles: ["assistant"] }], ["deterministic", {}], ["llm_replace", {}]]) {
     const run = (h, o) => (mode === "deterministic" ? compactSync(h, { mode, ...o }) : compact(h, { mode, summarize, ...o }));
-    const r = await run({ input: responses }, { pinRoles: ["assistant"], format: "openai-responses" });
+    const r = await run({ input: responses }, { ...pins, format: "openai-responses" });
     assert.deepEqual(r.request.input.slice(-3), responses.slice(-3), `${mode}: reasoning and both calls last, together`);
     const answered = [...r.request.input, { type: "function_call_output", call_id: "c1", output: "ok" }, { type: "function_call_output", call_id: "c2", output: "ok" }];
     assert.deepEqual(violations({ input: answered }), [], mode);
-    const o = await run(openai, { pinRoles: ["assistant"] });
+    const o = await run(openai, pins);
     assert.deepEqual(o.messages.slice(-2), openai.slice(-2), `${mode}: the call and its first answer last`);
     assert.deepEqual(violations([...o.messages, { role: "tool", tool_call_id: "c2", content: "build ok" }]), [], mode);
   }

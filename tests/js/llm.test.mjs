@@ -203,16 +203,22 @@ test("compaction covers the history as it was when it started; rebase splices wh
 });
 
 test("rebase refuses to split a tool pair at the seam", async () => {
-  // The history ends while a tool runs; deterministic compacts the call away.
+  // The call was answered, and summarized away with its answer; a second answer
+  // to it arrives after the compaction started: it has nothing to attach to.
   const h = [
     { role: "user", content: "check the weather" },
     { role: "assistant", content: null, tool_calls: [{ id: "w1", type: "function", function: { name: "weather", arguments: "{}" } }] },
+    { role: "tool", tool_call_id: "w1", content: "sunny (partial)" },
   ];
   const r = compactSync(h, { mode: "deterministic" });
   const later = [...h, { role: "tool", tool_call_id: "w1", content: "sunny" }];
   assert.throws(() => rebase(r, later), (e) => e.code === "STALE_HISTORY" && /messages\[1\] answers tool call "w1"/.test(e.message));
+  // A call still running when the compaction started stays after the summary: its result attaches.
+  const running = h.slice(0, 2);
+  const summarized = compactSync(running, { mode: "deterministic" });
+  checkRules("openai", rebase(summarized, [...running, { role: "tool", tool_call_id: "w1", content: "sunny" }]));
   // recency_preserving keeps the pending call in its tail, so the result attaches.
-  const long = [...sample, ...h];
+  const long = [...sample, ...running];
   const kept = compactSync(long, { mode: "recency_preserving", contextWindow: 8000 });
   const next = rebase(kept, [...long, { role: "tool", tool_call_id: "w1", content: "sunny" }]);
   checkRules("openai", next);
