@@ -11,10 +11,12 @@ use crate::options::{Options, ParsedOptions};
 use crate::tokens::TokenCounter;
 
 /// Well-known models' context windows (input + output tokens), matched by the
-/// longest prefix of the model name after any `provider/` prefix. Used only when
-/// the caller gives no `contextWindow`; the README lists them.
-const MODEL_WINDOWS: [(&str, u64); 27] = [
+/// longest prefix of the model name after any `provider/` prefix, in any case
+/// (`meta-llama/Llama-3.3-70B-Instruct`). Used only when the caller gives no
+/// `contextWindow`; the README lists them.
+const MODEL_WINDOWS: [(&str, u64); 30] = [
     ("gpt-5", 400_000),
+    ("gpt-5-chat", 128_000),
     ("gpt-4.5", 128_000),
     ("gpt-4.1", 1_047_576),
     ("gpt-4-1106", 128_000),
@@ -32,6 +34,8 @@ const MODEL_WINDOWS: [(&str, u64); 27] = [
     ("o3", 200_000),
     ("o4-mini", 200_000),
     ("claude-2", 100_000),
+    ("claude-2.1", 200_000),
+    ("claude-instant", 100_000),
     ("claude", 200_000),
     ("gemini-1.5-pro", 2_097_152),
     ("gemini-1.5-flash", 1_048_576),
@@ -48,7 +52,10 @@ pub(crate) fn model_window(model: &str) -> Option<u64> {
     let name = model.rsplit('/').next().unwrap_or(model);
     MODEL_WINDOWS
         .iter()
-        .filter(|(prefix, _)| name.starts_with(prefix))
+        .filter(|(prefix, _)| {
+            name.get(..prefix.len())
+                .is_some_and(|start| start.eq_ignore_ascii_case(prefix))
+        })
         .max_by_key(|(prefix, _)| prefix.len())
         .map(|(_, window)| *window)
 }

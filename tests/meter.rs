@@ -126,6 +126,24 @@ fn a_well_known_model_picks_the_window_unless_the_caller_gives_one() {
         (given.context_window, given.window_source),
         (50_000, WindowSource::Option)
     );
+    // Any case, after a provider prefix; the longest prefix wins.
+    for (model, window) in [
+        ("meta-llama/Llama-3.3-70B-Instruct", 128_000),
+        ("deepseek-ai/DeepSeek-V3", 128_000),
+        ("GPT-4o", 128_000),
+        ("claude-2.1", 200_000),
+        ("claude-2.0", 100_000),
+        ("gpt-5-chat-latest", 128_000),
+        ("gpt-5-mini", 400_000),
+    ] {
+        let request = json!({"model": model, "messages": messages});
+        let m = measure(&request, &config(json!({})), "").unwrap();
+        assert_eq!(
+            (m.context_window, m.window_source),
+            (window, WindowSource::Model),
+            "{model}"
+        );
+    }
     let unknown = json!({"model": "my-finetune", "messages": messages});
     let d = measure(&unknown, &config(json!({})), "").unwrap();
     assert_eq!(
