@@ -104,9 +104,10 @@ impl Spend {
             };
         }
         let root = doc.root;
-        let tools = ["tools", "functions"]
-            .iter()
-            .filter_map(|k| root.get(k))
+        let tools = [Some(root), doc.config()]
+            .into_iter()
+            .flatten()
+            .flat_map(|at| ["tools", "functions"].into_iter().filter_map(move |k| at.get(k)))
             .map(|t| {
                 let definitions = t.items().count().max(1) as u64;
                 counter.count(&json_text(Some(t))) + definitions * counter.profile().call_overhead()

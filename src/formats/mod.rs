@@ -481,7 +481,8 @@ impl<'a, N: Node<'a>> Document<'a, N> {
     }
 
     /// The system prompt a request holds outside the messages (Anthropic and AI SDK
-    /// `system`, Responses `instructions`, Gemini `systemInstruction`), as text parts.
+    /// `system`, Responses `instructions`, Gemini `systemInstruction`, at the top
+    /// (REST) or in `config` (@google/genai)), as text parts.
     pub(crate) fn system_texts(&self) -> Vec<&'a str> {
         if !self.is_request {
             return Vec::new();
@@ -491,16 +492,27 @@ impl<'a, N: Node<'a>> Document<'a, N> {
             Format::Gemini => "systemInstruction",
             _ => "system",
         };
-        match self.root.get(key) {
-            Some(s) if s.kind() == Kind::String => s.as_str().into_iter().collect(),
-            Some(v) => v
-                .get("parts")
-                .map_or_else(|| v.items().collect::<Vec<N>>(), |p| p.items().collect())
-                .into_iter()
-                .filter_map(|b| b.get("text").and_then(Node::as_str))
+        let Some(v) = self.root.get(key).or_else(|| self.config()?.get(key)) else {
+            return Vec::new();
+        };
+        // a string, a content of parts, one part, or a list of parts and strings
+        let v = v.get("parts").unwrap_or(v);
+        match v.kind() {
+            Kind::Array => v
+                .items()
+                .filter_map(|b| b.as_str().or_else(|| b.get("text")?.as_str()))
                 .collect(),
-            None => Vec::new(),
+            Kind::Object => v.get("text").and_then(Node::as_str).into_iter().collect(),
+            _ => v.as_str().into_iter().collect(),
         }
+    }
+
+    /// A Gemini request's `config` (@google/genai: the system prompt, tools and
+    /// output limit of the REST request's top level go there).
+    pub(crate) fn config(&self) -> Option<N> {
+        (self.format == Format::Gemini)
+            .then(|| self.root.get("config"))
+            .flatten()
     }
 
     /// Renders `plan` into messages of this document's format.

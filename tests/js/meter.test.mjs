@@ -637,3 +637,18 @@ test("usage reported before a compaction is not taken after it: the meter agrees
     assert.ok(measure(next, opts).tokens < 25000);
   }
 });
+
+test("a Gemini request of @google/genai (system prompt and tools in config) counts what the REST shape counts", () => {
+  const sys = "Follow the policy below.\n" + "Policy rule: be precise and cite sources. ".repeat(300);
+  const tool = { functionDeclarations: [{ name: "lookup", description: "Look something up. ".repeat(50), parameters: { type: "object", properties: { q: { type: "string" } } } }] };
+  const contents = [{ role: "user", parts: [{ text: "hello" }] }];
+  const rest = measure({ model: "gemini-2.5-flash", contents, systemInstruction: { parts: [{ text: sys }] }, tools: [tool], generationConfig: { maxOutputTokens: 1000 } });
+  assert.ok(rest.systemTokens > 1000 && rest.toolsTokens > 100);
+  // systemInstruction as a string, a content, one part, or a list of parts and strings
+  for (const systemInstruction of [sys, { parts: [{ text: sys }] }, { text: sys }, [sys], [{ text: sys }]]) {
+    const genai = measure({ model: "gemini-2.5-flash", contents, config: { systemInstruction, tools: [tool], maxOutputTokens: 1000 } });
+    assert.equal(genai.systemTokens, rest.systemTokens, JSON.stringify(systemInstruction).slice(0, 30));
+    assert.equal(genai.toolsTokens, rest.toolsTokens);
+    assert.equal(genai.tokens, rest.tokens);
+  }
+});
