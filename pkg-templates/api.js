@@ -640,10 +640,19 @@ const JS_ONLY = new Set(["summarize", "signal", "countTokens", "count_tokens", "
 /** A getter or Proxy trap of the caller's options that threw, as INVALID_CONFIG. */
 const optionsThrew = (cause) => new CompactionError("INVALID_CONFIG", `options: reading them threw: ${cause?.message ?? String(cause)}`, { cause });
 
+/** Whether `options` is an array (a revoked Proxy throws even this: INVALID_CONFIG). */
+function optionsArray(options) {
+  try {
+    return Array.isArray(options);
+  } catch (cause) {
+    throw optionsThrew(cause);
+  }
+}
+
 function optionsJson(options) {
   if (options === undefined || options === null) return "";
-  if (typeof options !== "object" || Array.isArray(options)) {
-    const got = Array.isArray(options) ? "an array" : typeof options;
+  if (typeof options !== "object" || optionsArray(options)) {
+    const got = optionsArray(options) ? "an array" : typeof options;
     throw new CompactionError("INVALID_CONFIG", `options: expected an object, got ${got}`);
   }
   let entries;
@@ -1115,8 +1124,13 @@ export function rebase(result, currentHistory) {
   if (!Array.isArray(covered) || !Array.isArray(result.messages)) {
     throw invalid("result: expected the object compact() or compactSync() returned (it remembers the messages it covered; a copy or a JSON round trip does not)");
   }
-  const key = isRequest(currentHistory) ? messageKey(currentHistory) : undefined;
-  const current = key === undefined ? currentHistory : currentHistory[key];
+  let key, current;
+  try {
+    key = isRequest(currentHistory) ? messageKey(currentHistory) : undefined;
+    current = key === undefined ? currentHistory : currentHistory[key];
+  } catch (e) {
+    throw readingFailed(e, "currentHistory");
+  }
   if (!Array.isArray(current)) {
     const what = (v) => (isRequest(v) ? "an object" : describe(v));
     const got = key !== undefined ? `a request whose "${key}" is ${what(current)}` : isRequest(currentHistory) ? "an object without any of them" : what(currentHistory);
@@ -1128,7 +1142,9 @@ export function rebase(result, currentHistory) {
   }
   const json = result[COVERED_JSON];
   for (let i = 0; i < covered.length; i++) {
-    const same = json?.[i] !== undefined ? jsonOf(current[i]) === json[i] : current[i] === covered[i] || JSON.stringify(current[i]) === JSON.stringify(covered[i]);
+    // (a message that cannot be read as JSON now, a BigInt or a cycle, changed)
+    const now = current[i] === covered[i] ? undefined : jsonOf(current[i]);
+    const same = json?.[i] !== undefined ? (now ?? jsonOf(current[i])) === json[i] : current[i] === covered[i] || (now !== undefined && now === jsonOf(covered[i]));
     if (!same) throw stale(`messages[${i}] changed since the compaction started`);
   }
   const appended = current.slice(covered.length);
@@ -1203,19 +1219,25 @@ export function estimateTokens(input, options) {
  */
 export function validate(history, options) {
   let opts = "{}";
+  let cache = "once seen";
   if (options !== undefined && options !== null) {
-    if (typeof options !== "object" || Array.isArray(options)) {
-      const got = Array.isArray(options) ? "an array" : typeof options;
-      throw new CompactionError("INVALID_CONFIG", `options: expected an object {format?, provider?, strictAlternation?}, got ${got}`);
+    if (typeof options !== "object" || optionsArray(options)) {
+      const got = optionsArray(options) ? "an array" : typeof options;
+      throw new CompactionError("INVALID_CONFIG", `options: expected an object {format?, provider?, strictAlternation?, cache?}, got ${got}`);
     }
     try {
-      opts = JSON.stringify(options);
+      // `cache` is the JS layer's, as for every other call
+      opts = JSON.stringify(options, (key, v) => {
+        if (key !== "cache") return v;
+        if (v === false) cache = false;
+        return undefined;
+      });
     } catch (cause) {
       throw new CompactionError("INVALID_CONFIG", `options: cannot be read (${cause.message})`, { cause });
     }
   }
   ensureReady();
-  const { views: [w, b], remapped } = tape(history, "input");
+  const { views: [w, b], remapped } = tape(history, "input", cache);
   let envelope;
   try {
     envelope = raw.validateTape(w, b, opts);

@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { compact, compactSync, estimateTokens, shouldCompact, CompactionError } from "../../pkg/node.js";
+import { compact, compactSync, estimateTokens, measure, rebase, shouldCompact, validate, CompactionError } from "../../pkg/node.js";
 import { checkRules } from "./rules.mjs";
 
 const sample = JSON.parse(readFileSync(new URL("../../examples/data/tau-bench-airline-3.json", import.meta.url), "utf8"));
@@ -107,4 +107,24 @@ test("pin: a function or a list of indices keeps those messages in every mode", 
   } });
   for (const m of wanted) assert.ok(s.messages.includes(m));
   assert.throws(() => compactSync(sample, { pin: "cancel" }), { code: "INVALID_CONFIG" });
+});
+
+test("a revoked Proxy as options or history, and a message JSON cannot write, get coded errors", () => {
+  const { proxy, revoke } = Proxy.revocable({}, {});
+  revoke();
+  const h = sample.slice(0, 6);
+  for (const [name, f] of [["compactSync", () => compactSync(h, proxy)], ["measure", () => measure(h, proxy)], ["validate", () => validate(h, proxy)]]) {
+    assert.throws(f, (e) => e instanceof CompactionError && e.code === "INVALID_CONFIG" && e.cause instanceof TypeError, name);
+  }
+  const r = compactSync(sample, base);
+  assert.throws(() => rebase(r, proxy), (e) => e instanceof CompactionError && e.code === "INVALID_INPUT");
+  // A covered message replaced by one holding a BigInt or a cycle has changed.
+  const cyclic = { ...sample[0] };
+  cyclic.self = cyclic;
+  for (const changed of [{ ...sample[0], n: 1n }, cyclic]) {
+    assert.throws(() => rebase(r, [changed, ...sample.slice(1)]), (e) => e.code === "STALE_HISTORY" && /messages\[0\] changed/.test(e.message));
+  }
+  // validate takes `cache` as every other call does, and honours cache: false
+  assert.deepEqual(validate(h, { cache: false }), validate(h));
+  assert.deepEqual(validate(h, { cache: true }), validate(h));
 });
