@@ -307,7 +307,9 @@ pub(crate) fn step<'a, N: Node<'a>>(
         request_tokens: 0,
     };
     let turn = match o.mode {
-        Mode::Deterministic => Turn::Done(offline(modes::deterministic::plan(views, o, placement))),
+        Mode::Deterministic => {
+            Turn::Done(offline(modes::deterministic::plan(views, o, placement)?))
+        }
         Mode::RecencyPreserving => Turn::Done(offline(modes::recency::plan(
             views, o, placement, counter, fixed,
         )?)),

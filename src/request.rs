@@ -107,7 +107,11 @@ impl Spend {
         let tools = [Some(root), doc.config()]
             .into_iter()
             .flatten()
-            .flat_map(|at| ["tools", "functions"].into_iter().filter_map(move |k| at.get(k)))
+            .flat_map(|at| {
+                ["tools", "functions"]
+                    .into_iter()
+                    .filter_map(move |k| at.get(k))
+            })
             .map(|t| {
                 let definitions = t.items().count().max(1) as u64;
                 counter.count(&json_text(Some(t))) + definitions * counter.profile().call_overhead()

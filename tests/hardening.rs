@@ -584,3 +584,35 @@ fn calls_before_a_users_words_are_answered_even_next_to_an_orphan_result() {
         );
     }
 }
+
+#[test]
+fn deterministic_with_nothing_new_since_its_summary_is_too_small() {
+    let h = json!([
+        {"role": "user", "content": "Please refactor src/app.ts and add tests."},
+        {"role": "assistant", "content": "I refactored src/app.ts; next I will add tests."},
+        {"role": "user", "content": "Thanks, also update README.md."},
+        {"role": "assistant", "content": "Updated README.md."}
+    ]);
+    let config = options::from_json(&json!({"mode": "deterministic"})).unwrap();
+    let first = run(&h, json!({"mode": "deterministic"}));
+    let summary_only = Value::Array(first.messages.clone());
+    let e = compact(&summary_only, &config).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::TooSmallToCompact);
+    assert!(
+        e.message()
+            .contains("nothing was added since the last summary"),
+        "{e}"
+    );
+    // Everything pinned: nothing to summarize either.
+    let pinned =
+        options::from_json(&json!({"mode": "deterministic", "pin": [0, 1, 2, 3]})).unwrap();
+    let e = compact(&h, &pinned).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::TooSmallToCompact, "{e}");
+    // One new message after the summary: one merged summary, no "Scope: 0" lines.
+    let mut more = first.messages.clone();
+    more.push(json!({"role": "user", "content": "Now run the tests."}));
+    let again = run(&Value::Array(more), json!({"mode": "deterministic"}));
+    let text = again.messages[0]["content"].as_str().unwrap();
+    assert_eq!(text.matches("[Conversation Summary]").count(), 1);
+    assert!(!text.contains("Scope: 0 "), "{text}");
+}

@@ -1,6 +1,7 @@
 //! `deterministic`: leading system messages + one user message holding a bounded,
 //! structured index of everything else. Zero LLM calls.
 
+use crate::error::{Error, ErrorKind, Result};
 use crate::formats::ResultsPlacement;
 use crate::message::{Message, Role};
 use crate::modes::{
@@ -32,7 +33,7 @@ pub(crate) fn plan(
     views: &[Message<'_>],
     options: &Options,
     placement: ResultsPlacement,
-) -> Decision {
+) -> Result<Decision> {
     let lead = leading_system(views);
     let pinned = pinned(views, options);
     // The newest earlier summary (from any mode) is merged, never repeated.
@@ -47,6 +48,19 @@ pub(crate) fn plan(
         .filter(|&i| !replaced_whole(views, prior_at, i) && !stays(i))
         .collect();
     let carried: Vec<usize> = (lead..views.len()).filter(|&i| stays(i)).collect();
+    if picked
+        .iter()
+        .all(|&i| views[i].role == Role::Notice || views[i].is_empty())
+    {
+        return Err(Error::new(
+            ErrorKind::TooSmallToCompact,
+            if prior_at.is_some() {
+                "nothing was added since the last summary: there is nothing new to summarize"
+            } else {
+                "everything after the system messages stays as it is (pinned, or a turn whose tools are still running): there is nothing to summarize"
+            },
+        ));
+    }
 
     let mut budget = SUMMARY_BUDGET;
     budget.lines -= 2; // the <summary> tags
@@ -113,11 +127,11 @@ pub(crate) fn plan(
     // open the messages where a user turn must.
     place_added(&mut steps, views, placement);
     let steps = repair(steps, views, placement, true);
-    Decision {
+    Ok(Decision {
         plan: steps,
         summary: Some(summary),
         warnings,
-    }
+    })
 }
 
 /// Timeline entries (oldest, newest) to try, fewer each time the earlier context

@@ -389,7 +389,7 @@ describe("worker proxy in workerd", () => {
   });
 
   test("413 in Anthropic's error shape when max_tokens alone exceeds the window", async () => {
-    const sent = { model: "claude-2.1", max_tokens: 150_000, messages: [{ role: "user", content: "Write a novel." }] };
+    const sent = { model: "claude-2.0", max_tokens: 150_000, messages: [{ role: "user", content: "Write a novel." }] };
     const { result: r, got } = await upstreamSees(() => post("proxy", "/v1/messages", sent));
     assert.equal(got.length, 0);
     const e = checkError(r, 413, "anthropic");
