@@ -117,16 +117,19 @@ impl Spend {
                 counter.count(&json_text(Some(t))) + definitions * counter.profile().call_overhead()
             })
             .sum();
-        // Gemini keeps its limit in `generationConfig` (REST) or `config` (@google/genai).
+        // Gemini keeps its limit in `generationConfig` (REST) or `config` (@google/genai);
+        // of several limits, the answer may take the largest.
         let reserved = [Some(root), root.get("generationConfig"), root.get("config")]
             .into_iter()
             .flatten()
             .flat_map(|at| OUTPUT_LIMITS.iter().filter_map(move |k| at.get(k)))
-            .find_map(Node::as_u64)
+            .filter_map(Node::as_u64)
+            .max()
             .unwrap_or(0);
-        let model_window = root
-            .get("model")
-            .and_then(Node::as_str)
+        // (the AI SDK names its model as an object: `model.modelId`)
+        let model = root.get("model");
+        let model_window = model
+            .and_then(|m| m.as_str().or_else(|| m.get("modelId")?.as_str()))
             .and_then(model_window);
         Spend {
             system,

@@ -96,6 +96,12 @@ fn the_answer_s_room_is_reserved_from_the_window() {
         assert_eq!(m.reserved_output_tokens, 4_000, "{key}");
         assert_eq!(m.threshold, 5_700, "{key}: (10,000 − 4,000) × 0.95");
     }
+    // Of several limits, the largest.
+    let both = json!({"messages": messages, "max_tokens": 1_000, "max_completion_tokens": 3_000});
+    assert_eq!(
+        measure(&both, &c, "").unwrap().reserved_output_tokens,
+        3_000
+    );
     let gemini = json!({"contents": [{"role": "user", "parts": [{"text": "hi"}]}], "generationConfig": {"maxOutputTokens": 2_000}});
     assert_eq!(measure(&gemini, &c, "").unwrap().threshold, 7_600);
     // The option reserves for bare arrays; the larger of the two wins.
@@ -144,6 +150,14 @@ fn a_well_known_model_picks_the_window_unless_the_caller_gives_one() {
             "{model}"
         );
     }
+    // The AI SDK's model object names it by `modelId`.
+    let sdk = json!({"model": {"modelId": "gpt-4o-mini", "provider": "openai.chat"}, "messages": messages});
+    assert_eq!(
+        measure(&sdk, &config(json!({})), "")
+            .unwrap()
+            .context_window,
+        128_000
+    );
     let unknown = json!({"model": "my-finetune", "messages": messages});
     let d = measure(&unknown, &config(json!({})), "").unwrap();
     assert_eq!(

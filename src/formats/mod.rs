@@ -463,11 +463,13 @@ impl<'a, N: Node<'a>> Document<'a, N> {
             expect_object(*m, &|| format!("messages[{i}]"), "a message")?;
             let mut view = read(*m, i)?;
             // Provider-reported usage of the request that produced this turn,
-            // as Moltis and chat UIs store it, in whatever format.
+            // as Moltis and chat UIs store it, in whatever format (0: not known,
+            // as some UIs store it).
             if view.role == Role::Assistant {
                 view.reported_input_tokens = ["requestInputTokens", "inputTokens"]
                     .iter()
-                    .find_map(|k| m.get(k).and_then(Node::as_u64));
+                    .find_map(|k| m.get(k).and_then(Node::as_u64))
+                    .filter(|&t| t > 0);
             }
             views.push(view);
         }

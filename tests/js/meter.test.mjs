@@ -457,6 +457,10 @@ test("provider usage, boundaries and roles survive as stubs", () => {
   assert.equal(plain.reported, false);
   assert.equal(plain.perMessage[0], 0);
   assert.deepEqual(plain, uncached(h, { contextWindow: 100000 }));
+  // A usage of 0 is a UI's "not known", not an empty request.
+  h[3] = { ...h[3], inputTokens: 0 };
+  assert.equal(measure(h, { contextWindow: 100000 }).reported, false);
+  assert.equal(measure(h, { contextWindow: 100000 }).tokens, plain.tokens);
 });
 
 test("cached segments copied in runs: any order, gaps, repeats and mixes of calls read as written", () => {
