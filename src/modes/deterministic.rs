@@ -5,7 +5,8 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::formats::ResultsPlacement;
 use crate::message::{Message, Role};
 use crate::modes::{
-    drop_empty, newest_summary, place_added, replaced_whole, running_turn, summary_part, Decision,
+    closing_request, drop_empty, newest_summary, place_added, replaced_whole, running_turn,
+    summary_part, Decision,
 };
 use crate::options::Options;
 use crate::plan::bound::{bound, SUMMARY_BUDGET};
@@ -43,7 +44,8 @@ pub(crate) fn plan(
         .map(|t| prior_highlights(t));
     // Pins stay, and so does a turn whose tools are still running at the end.
     let running = running_turn(views).unwrap_or(views.len());
-    let stays = |i: usize| pinned[i] || i >= running;
+    let request = closing_request(views, &pinned, placement);
+    let stays = |i: usize| pinned[i] || i >= running || Some(i) == request;
     let picked: Vec<usize> = (lead..views.len())
         .filter(|&i| !replaced_whole(views, prior_at, i) && !stays(i))
         .collect();

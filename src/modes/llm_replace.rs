@@ -4,7 +4,9 @@
 use crate::error::{Error, ErrorKind, Result};
 use crate::formats::ResultsPlacement;
 use crate::message::{Message, Role};
-use crate::modes::{drop_empty, place_added, replaced_whole, running_turn, Decision};
+use crate::modes::{
+    closing_request, drop_empty, place_added, replaced_whole, running_turn, Decision,
+};
 use crate::options::{Mode, Options};
 use crate::plan::pairs::repair;
 use crate::plan::window::{leading_system, pinned};
@@ -28,7 +30,8 @@ pub(crate) fn step(
     // and a turn whose tools are still running at the end after it.
     let pinned = pinned(views, options);
     let running = running_turn(views).unwrap_or(views.len());
-    let stays = |i: usize| pinned[i] || i >= running;
+    let request = closing_request(views, &pinned, placement);
+    let stays = |i: usize| pinned[i] || i >= running || Some(i) == request;
     let picked: Vec<usize> = (lead..views.len())
         .filter(|&i| !replaced_whole(views, replaced, i) && !stays(i))
         .filter(|&i| views[i].role != Role::Notice && !views[i].is_empty())

@@ -135,6 +135,29 @@ pub(crate) fn running_turn(views: &[Message<'_>]) -> Option<usize> {
         .then_some(start)
 }
 
+/// The newest user message after the last pinned message, when that pin is an
+/// assistant and no turn is still running: a whole-history mode keeps it too.
+/// Where a user turn must open the messages (Anthropic, Gemini), the summary goes
+/// before such a pin, and without this request the messages would end on the
+/// old assistant turn (Gemini refuses it, Anthropic reads it as a prefill to
+/// continue), instead of the question it is to answer.
+pub(crate) fn closing_request(
+    views: &[Message<'_>],
+    pinned: &[bool],
+    placement: ResultsPlacement,
+) -> Option<usize> {
+    if placement != ResultsPlacement::NextUserMessage || running_turn(views).is_some() {
+        return None;
+    }
+    let last_pin = pinned.iter().rposition(|&p| p)?;
+    if views[last_pin].role != Role::Assistant {
+        return None;
+    }
+    (last_pin + 1..views.len())
+        .rev()
+        .find(|&i| views[i].role == Role::User && !views[i].has_results() && !views[i].is_empty())
+}
+
 /// Whether a text is an earlier compaction's summary.
 pub(crate) fn is_summary(text: &str) -> bool {
     text.starts_with(SUMMARY_PREFIX) || text.starts_with(PREAMBLE)

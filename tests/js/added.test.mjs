@@ -32,9 +32,10 @@ test("a structured compaction that replaces a summary opening the head still ope
 test("pins that lead or follow an assistant get the added message before them (Anthropic, Gemini)", async () => {
   const anthropic = { system: "s", messages: [{ role: "user", content: "q1" }, { role: "assistant", content: "We decided: use Postgres." }, { role: "user", content: "q2" }, { role: "assistant", content: "a2" }, { role: "user", content: "q3" }] };
   const replaced = await compact(anthropic, { mode: "llm_replace", summarize, pin: [1] });
-  assert.equal(roles(replaced.request.messages), "user,assistant");
+  assert.equal(roles(replaced.request.messages), "user,assistant,user");
   assert.ok(isAdded(replaced.request.messages[0]));
   assert.equal(replaced.request.messages[1], anthropic.messages[1], "the pin stays the caller's object");
+  assert.equal(replaced.request.messages[2], anthropic.messages[4], "so does the newest request, after it");
   const long = { system: "s", messages: [{ role: "user", content: "q1 " + filler(4000) }, { role: "assistant", content: "a1: we use Postgres" }, { role: "user", content: "q2 " + filler(4000) }, { role: "assistant", content: "a2 " + filler(4000) }, { role: "user", content: "q3" }] };
   const marked = compactSync(long, { mode: "recency_preserving", pin: [1], protectHead: 0, protectTailMin: 1, contextWindow: 4000 });
   assert.ok(isAdded(marked.request.messages[0]), roles(marked.request.messages));
@@ -230,4 +231,22 @@ test("an earlier summary merged into a message that is summarized goes to the su
   assert.ok(asked.previousSummary.includes("## Goal"));
   const sent = JSON.stringify(asked.messages);
   assert.ok(sent.includes('"q1"') && !sent.includes("[Conversation Summary]"), sent.slice(0, 300));
+});
+
+test("a pinned assistant turn in a whole-history mode: the newest request stays after it, so the request ends on a user turn (Gemini, Anthropic)", async () => {
+  const turns = [["user", "Let's plan the trip to Kyoto. " + filler(2000)], ["assistant", "Decision: we fly on May 3 and stay at Hotel A."], ["user", "Great. Now book restaurants."], ["assistant", "Booked two restaurants. " + filler(2000)], ["user", "What about day 2?"]];
+  const gemini = { model: "gemini-2.5-flash", contents: turns.map(([r, t]) => ({ role: r === "assistant" ? "model" : "user", parts: [{ text: t }] })) };
+  const anthropic = { model: "claude-sonnet-4-5", max_tokens: 1024, messages: turns.map(([role, text]) => ({ role, content: [{ type: "text", text }] })) };
+  for (const [request, key, format] of [[gemini, "contents", "gemini"], [anthropic, "messages", "anthropic"]]) {
+    for (const mode of ["deterministic", "llm_replace"]) {
+      const o = { mode, pin: [1], format };
+      const r = mode === "deterministic" ? compactSync(request, o) : await compact(request, { ...o, summarize });
+      const out = r.request[key];
+      assert.equal(out.length, 3, `${format} ${mode}: summary, pin, newest request`);
+      assert.ok(isAdded(out[0]));
+      assert.equal(out[1], request[key][1], `${format} ${mode}: the pin verbatim`);
+      assert.equal(out[2], request[key][4], `${format} ${mode}: the newest request verbatim, last`);
+      assert.deepEqual(violations(r.request), [], `${format} ${mode}`);
+    }
+  }
 });
