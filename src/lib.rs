@@ -299,6 +299,12 @@ pub(crate) fn step<'a, N: Node<'a>>(
             "the history holds only system messages; there is nothing to compact",
         ));
     }
+    if doc.string_input() {
+        return Err(Error::new(
+            ErrorKind::TooSmallToCompact,
+            "the request's input is one string, one user message: there is nothing to compact",
+        ));
+    }
     let placement = doc.format.results_placement();
     let offline = |outcome| Done {
         outcome,

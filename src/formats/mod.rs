@@ -193,6 +193,8 @@ pub(crate) fn open_known<'a, N: Node<'a>>(
         Kind::Array => (root.items().collect::<Vec<N>>(), false),
         Kind::Object => match messages_key(root).and_then(|k| Some((k, root.get(k)?))) {
             Some((_, m)) if m.kind() == Kind::Array => (m.items().collect(), true),
+            // A Responses request may give its input as one string: one user message.
+            Some(("input", m)) if m.kind() == Kind::String => (vec![m], true),
             Some((key, other)) => {
                 return Err(Error::input(
                     key,
@@ -460,7 +462,9 @@ impl<'a, N: Node<'a>> Document<'a, N> {
                 views.push(known.view(self.format, memo));
                 continue;
             }
-            expect_object(*m, &|| format!("messages[{i}]"), "a message")?;
+            if !self.string_input() {
+                expect_object(*m, &|| format!("messages[{i}]"), "a message")?;
+            }
             let mut view = read(*m, i)?;
             // Provider-reported usage of the request that produced this turn,
             // as Moltis and chat UIs store it, in whatever format (0: not known,
@@ -480,6 +484,16 @@ impl<'a, N: Node<'a>> Document<'a, N> {
         }
         crate::message::link_results(&mut views);
         Ok(views)
+    }
+
+    /// Whether the request is a Responses request whose `input` is one string
+    /// (one user message: nothing to compact).
+    pub(crate) fn string_input(&self) -> bool {
+        self.format == Format::OpenaiResponses
+            && self
+                .root
+                .get("input")
+                .is_some_and(|i| i.kind() == Kind::String)
     }
 
     /// The system prompt a request holds outside the messages (Anthropic and AI SDK

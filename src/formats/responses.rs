@@ -50,6 +50,12 @@ pub(super) fn is_output<'a, N: Node<'a>>(item: N) -> bool {
 
 /// Reads one item.
 pub(super) fn read<'a, N: Node<'a>>(item: N, i: usize) -> Result<Message<'a>> {
+    if let Some(text) = item.as_str() {
+        // a request's `input` given as one string
+        let mut msg = Message::new(Role::User);
+        msg.texts.push(text);
+        return Ok(msg);
+    }
     let path = || format!("messages[{i}]");
     let kind = opt_str(item, "type", &path)?.unwrap_or("message");
     let opaque = || item.json_len();

@@ -147,7 +147,7 @@ test("a request keyed input or contents: pins, errors naming the message, and a 
   const items = FORMATS["openai-responses"].history(3);
   const bad = { model: "gpt-5", input: [...items.slice(0, 2), { role: "user", content: "x", n: 1n }] };
   assert.throws(() => compactSync(bad), (e) => e instanceof CompactionError && e.code === "INVALID_INPUT" && e.message.startsWith("messages[2]: a BigInt"));
-  for (const request of [{ model: "gpt-5", input: "hello" }, { contents: { role: "user" } }]) {
+  for (const request of [{ model: "gpt-5", input: { role: "user" } }, { contents: { role: "user" } }]) {
     assert.throws(() => compactSync(request), { code: "INVALID_INPUT" });
     await assert.rejects(compact(request), { code: "INVALID_INPUT" });
     assert.throws(() => validate(request), { code: "INVALID_INPUT" });
@@ -462,4 +462,19 @@ test("Anthropic and Gemini: results of one turn split over two user messages joi
       }
     }
   }
+});
+
+test("Responses: an input given as one string is one user message (measured and validated; nothing to compact)", async () => {
+  const request = { model: "gpt-5", instructions: "Be brief.", input: "Write a haiku about the sea." };
+  const asItems = { ...request, input: [{ role: "user", content: request.input }] };
+  const m = measure(request);
+  assert.equal(m.format, "openai-responses");
+  assert.equal(m.perMessage.length, 1);
+  assert.equal(m.tokens, measure(asItems).tokens);
+  assert.deepEqual(measure(request), m, "again, the same");
+  assert.deepEqual(validate(request).violations, []);
+  for (const mode of ["recency_preserving", "deterministic"]) {
+    assert.throws(() => compactSync(request, { mode }), (e) => e.code === "TOO_SMALL_TO_COMPACT", mode);
+  }
+  await assert.rejects(compact(request, { mode: "llm_replace", summarize: () => "x" }), (e) => e.code === "TOO_SMALL_TO_COMPACT");
 });
