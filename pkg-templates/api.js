@@ -327,9 +327,10 @@ function unchanged(v, recorded, at, depth, answered) {
 }
 
 /**
- * Each message object's cached segment: `{seen, frozen, words, bytes, remapped}`
+ * Each message object's cached segment: `{seen, frozen, depth, words, bytes, remapped}`
  * (its tape, position-independent, see src/tape.rs; `frozen`: it can never
- * change) and, once wasm read it, `by` (the tokenizer) and `record` (see
+ * change; `depth`: how deep it was written, as the nesting limit counts from
+ * the root) and, once wasm read it, `by` (the tokenizer) and `record` (see
  * src/memo.rs). Kept while the caller holds the message.
  */
 const segments = new WeakMap();
@@ -468,8 +469,9 @@ function message(v, depth, index) {
   const cacheable = caching && v !== null && typeof v === "object";
   const cached = cacheable ? segments.get(v) : undefined;
   if (cached !== undefined) {
-    // A frozen message cannot have changed: no walk to take.
-    let same = cached.frozen && trustFrozen;
+    // A frozen message cannot have changed: no walk to take (unless it now lies
+    // deeper than it was written, where the walk checks the nesting limit).
+    let same = cached.frozen && trustFrozen && depth <= cached.depth;
     if (!same) {
       try {
         same = unchanged(v, cached.seen, 0, depth, false) === cached.seen.length;
@@ -502,7 +504,7 @@ function message(v, depth, index) {
     seen = cacheable ? [] : undefined;
     value(v, depth, path);
     if (cacheable) {
-      const entry = { seen, frozen, words, bytes, w0: startWords, w1: nWords, b0: startBytes, b1: nBytes, remapped, by: undefined, record: undefined };
+      const entry = { seen, frozen, depth, words, bytes, w0: startWords, w1: nWords, b0: startBytes, b1: nBytes, remapped, by: undefined, record: undefined };
       segments.set(v, entry);
       fresh.push(entry);
       return entry;

@@ -656,3 +656,22 @@ test("a Gemini request of @google/genai (system prompt and tools in config) coun
     assert.equal(genai.tokens, rest.tokens);
   }
 });
+
+test("a frozen message cached near the nesting limit is checked again where it lies deeper", () => {
+  const deepFreeze = (v) => {
+    if (v && typeof v === "object") {
+      Object.values(v).forEach(deepFreeze);
+      Object.freeze(v);
+    }
+    return v;
+  };
+  let meta = "leaf";
+  for (let i = 0; i < 126; i++) meta = { n: meta };
+  const h = [deepFreeze({ role: "user", content: "hello there", meta }), { role: "assistant", content: "hi" }];
+  const request = { model: "gpt-4o", messages: h };
+  const refused = (f) => assert.throws(f, (e) => e.code === "INVALID_INPUT" && /nested deeper/.test(e.message));
+  refused(() => measure(request, { cache: false }));
+  assert.ok(measure(h).tokens > 0, "one level higher it fits, and is cached");
+  refused(() => measure(request));
+  refused(() => estimateTokens(request));
+});
