@@ -145,6 +145,8 @@ fn call_ref<'a, N: Node<'a>>(item: N, kind: &str, path: &dyn Fn() -> String) -> 
     let key = match kind {
         "mcp_approval_request" => "id",
         "mcp_approval_response" => "approval_request_id",
+        // documented with the call's id as `id`, written by many with `call_id`
+        "local_shell_call_output" if item.get("call_id").is_none() => "id",
         _ => "call_id",
     };
     req_str(item, key, path)
@@ -272,7 +274,9 @@ pub(super) fn text_message(role: &str, text: &str) -> Map<String, Value> {
 }
 
 /// The output item standing in for call `id`'s lost output, of the kind the
-/// call was (`function_call` → `function_call_output`). A computer call's
+/// call was (`function_call` → `function_call_output`); a `function_call_output`
+/// for other kinds (Codex answers its `local_shell_call`s so, where the
+/// documented `local_shell_call_output` names the call by `id`). A computer call's
 /// output must be a screenshot, so its stub is a blank one (a 1×1 PNG); an MCP
 /// approval request that was never answered is declined, never approved.
 pub(super) fn stub<'a, N: Node<'a>>(id: &str, call: Option<N>) -> Map<String, Value> {
@@ -281,10 +285,7 @@ pub(super) fn stub<'a, N: Node<'a>>(id: &str, call: Option<N>) -> Map<String, Va
         .filter(|t| {
             matches!(
                 *t,
-                "function_call"
-                    | "custom_tool_call"
-                    | "local_shell_call"
-                    | "computer_call"
+                "function_call" | "custom_tool_call" | "computer_call"
                     | "mcp_approval_request"
             )
         })

@@ -478,3 +478,17 @@ test("Responses: an input given as one string is one user message (measured and 
   }
   await assert.rejects(compact(request, { mode: "llm_replace", summarize: () => "x" }), (e) => e.code === "TOO_SMALL_TO_COMPACT");
 });
+
+test("Responses: a local_shell_call_output names its call by id (documented) or call_id (as many write it)", () => {
+  const words = (n) => Array.from({ length: n }, (_, i) => `w${(i * 7919) % 1000}`).join(" ");
+  const u = (t) => ({ type: "message", role: "user", content: [{ type: "input_text", text: t }] });
+  const a = (t) => ({ type: "message", role: "assistant", content: [{ type: "output_text", text: t }] });
+  const shell = (k) => ({ type: "local_shell_call", id: `lsh_${k}`, call_id: `call_${k}`, action: { type: "exec", command: ["ls"] }, status: "completed" });
+  const input = [u("q0 " + words(1500)), a("a0 " + words(1500)), u("list files"), shell(1), { type: "local_shell_call_output", id: "call_1", output: '{"output":"a.rs"}' }, shell(2), { type: "local_shell_call_output", call_id: "call_2", output: '{"output":"b.rs"}' }, shell(3), a("Listed."), u("thanks")];
+  assert.deepEqual(validate({ model: "codex-mini-latest", input }).violations.map((v) => [v.index, v.code]), [[7, "MISSING_RESULT"]]);
+  const r = compactSync({ model: "codex-mini-latest", input }, { mode: "recency_preserving", contextWindow: 4000, protectHead: 1, protectTailMin: 8 });
+  assert.ok(r.request.input.includes(input[4]) && r.request.input.includes(input[6]), "both outputs kept");
+  const stub = r.request.input.find((m) => m.call_id === "call_3" && m !== input[7]);
+  assert.equal(stub.type, "function_call_output");
+  assert.deepEqual(validate(r.request).violations, []);
+});
