@@ -329,8 +329,8 @@ function unchanged(v, recorded, at, depth, answered) {
 /**
  * Each message object's cached segment: `{seen, frozen, depth, words, bytes, remapped}`
  * (its tape, position-independent, see src/tape.rs; `frozen`: it can never
- * change; `depth`: how deep it was written, as the nesting limit counts from
- * the root) and, once wasm read it, `by` (the tokenizer) and `record` (see
+ * change; `depth`: the deepest it was found within the nesting limit, which
+ * counts from the root) and, once wasm read it, `by` (the tokenizer) and `record` (see
  * src/memo.rs). Kept while the caller holds the message.
  */
 const segments = new WeakMap();
@@ -478,6 +478,8 @@ function message(v, depth, index) {
       } catch (e) {
         throw readingFailed(e, `messages[${index}]`);
       }
+      // the walk found it within the nesting limit this deep too
+      if (same && depth > cached.depth) cached.depth = depth;
     }
     if (same) {
       // Known to the meter: one word instead of the message (src/memo.rs).

@@ -362,12 +362,15 @@ fn finish<'a, N: Node<'a>>(
         random: o.random_ids.then(|| o.random_seed.unwrap_or_else(entropy)),
     };
     let mut output = doc.render(views, &done.outcome.plan, &stamp);
-    if o.merges_turns(doc.format) {
+    // (results of one turn split over two user messages join in any case)
+    let all = o.merges_turns(doc.format);
+    if all || doc.format.results_placement() == formats::ResultsPlacement::NextUserMessage {
         output = doc.merge_turns(
             views,
             &done.outcome.plan,
             output,
             &plan::window::pinned(views, o),
+            all,
         );
     }
     let system = opened.spend.fixed();

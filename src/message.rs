@@ -235,11 +235,7 @@ impl<'a> Message<'a> {
     /// Whether any of the message's texts is a summary or marker a compaction
     /// wrote (a message of its own, or merged into the caller's).
     pub(crate) fn holds_written(&self) -> bool {
-        self.written
-            || self
-                .texts
-                .iter()
-                .any(|t| crate::modes::is_written(t.trim_start()))
+        self.written || self.texts.iter().any(|t| crate::modes::is_written(t))
     }
 
     /// Whether the message holds nothing but its text part `k` (a summary or

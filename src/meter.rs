@@ -48,12 +48,28 @@ pub struct Meter {
     pub warnings: Vec<Warning>,
 }
 
+/// Whether the usage `reported` on assistant `a` may count a history a
+/// compaction replaced: a summary or marker comes before it (a turn the
+/// compaction kept carries the figure of the request before it), and the figure
+/// is more than half again the estimate of what now comes before it. A turn
+/// answered after the compaction reports about that estimate (plus what the
+/// meter does not see, such as tool definitions a bare array leaves out), and
+/// its figure is taken.
+fn stale(views: &[Message<'_>], a: usize, reported: u64, spend: &Spend) -> bool {
+    if !views[..a].iter().any(Message::holds_written) {
+        return false;
+    }
+    let before = views[..a]
+        .iter()
+        .fold(spend.fixed(), |acc, m| acc.saturating_add(m.tokens));
+    reported > before.saturating_add(before / 2)
+}
+
 /// Reads the meter. When the last assistant turn carries provider-reported input
 /// tokens, the estimate is that figure plus the tokens of that turn and of
 /// everything after it (they become input too); otherwise the whole request's
-/// estimate. The pending new text is added in both cases. A figure reported
-/// before a compaction counts the history the compaction replaced: an assistant
-/// turn kept after a summary or marker carries it, so it is not taken then.
+/// estimate. The pending new text is added in both cases. A figure that may
+/// count a history a compaction replaced is not taken ([`stale`]).
 pub(crate) fn read(
     format: Format,
     views: &[Message<'_>],
@@ -69,8 +85,8 @@ pub(crate) fn read(
     };
     let last_assistant = views.iter().rposition(|m| m.role == Role::Assistant);
     let reported = last_assistant
-        .filter(|&a| !views[..a].iter().any(Message::holds_written))
-        .and_then(|a| Some((a, views[a].reported_input_tokens?)));
+        .and_then(|a| Some((a, views[a].reported_input_tokens?)))
+        .filter(|&(a, r)| !stale(views, a, r, spend));
     let history = match reported {
         Some((a, r)) => views[a..]
             .iter()

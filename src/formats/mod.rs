@@ -626,13 +626,16 @@ impl<'a, N: Node<'a>> Document<'a, N> {
     /// message (Anthropic `tool_result`, Gemini `functionResponse`). Responses
     /// items have no turns to alternate and are left as they are.
     /// A `pinned` message (pinned by the caller, a system message, anything up to
-    /// a provider's compaction) is never merged with another.
+    /// a provider's compaction) is never merged with another. Without `all`,
+    /// only the halves of one turn of results split over two user messages are
+    /// joined (as they are with it, pinned or not): the provider wants them in one.
     pub(crate) fn merge_turns(
         &self,
         views: &[Message<'_>],
         plan: &Plan,
         out: Vec<OutputMessage>,
         pinned: &[bool],
+        all: bool,
     ) -> Vec<OutputMessage> {
         if self.format == Format::OpenaiResponses {
             return out;
@@ -671,14 +674,15 @@ impl<'a, N: Node<'a>> Document<'a, N> {
                 .rposition(|(_, m)| role(m).as_deref() != Some("notice"))
                 .filter(|&j| {
                     let (before, prev) = &merged[j];
+                    // two user messages the input already had in a row are the
+                    // caller's own, unless they split one turn of results
+                    let (adjacent, split) = match (before, from) {
+                        (Some(a), Some(b)) if a + 1 == b => (true, results(*a) && results(b)),
+                        _ => (false, false),
+                    };
                     is_user(prev)
                         && is_user(&o)
-                        && free(*before)
-                        && free(from)
-                        // two user messages the input already had in a row are the
-                        // caller's own, unless they split one turn of results
-                        && !matches!((before, from), (Some(a), Some(b))
-                            if a + 1 == b && !(results(*a) && results(b)))
+                        && (split || all && !adjacent && free(*before) && free(from))
                 });
             let Some(j) = host else {
                 merged.push((from, o));
@@ -765,8 +769,8 @@ impl<'a, N: Node<'a>> Document<'a, N> {
         let mut body = self.render(views, &plan, &Stamp::default());
         // As the compacted history does: strict backends want turns to alternate,
         // so the instruction joins a user message right before it.
-        if merge {
-            body = self.merge_turns(views, &plan, body, &[]);
+        if merge || self.format.results_placement() == ResultsPlacement::NextUserMessage {
+            body = self.merge_turns(views, &plan, body, &[], merge);
         }
         let mut out = Vec::with_capacity(body.len() + 1);
         if !self.format.system_apart() {

@@ -285,8 +285,7 @@ pub(super) fn stub<'a, N: Node<'a>>(id: &str, call: Option<N>) -> Map<String, Va
         .filter(|t| {
             matches!(
                 *t,
-                "function_call" | "custom_tool_call" | "computer_call"
-                    | "mcp_approval_request"
+                "function_call" | "custom_tool_call" | "computer_call" | "mcp_approval_request"
             )
         })
         .unwrap_or("function_call");

@@ -44,7 +44,7 @@ pub(crate) fn plan(
         .map(|t| prior_highlights(t));
     // Pins stay, and so does a turn whose tools are still running at the end.
     let running = running_turn(views).unwrap_or(views.len());
-    let request = closing_request(views, &pinned, placement);
+    let request = closing_request(views, lead, &pinned, placement);
     let stays = |i: usize| pinned[i] || i >= running || Some(i) == request;
     let picked: Vec<usize> = (lead..views.len())
         .filter(|&i| !replaced_whole(views, prior_at, i) && !stays(i))

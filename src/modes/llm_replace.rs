@@ -30,7 +30,7 @@ pub(crate) fn step(
     // and a turn whose tools are still running at the end after it.
     let pinned = pinned(views, options);
     let running = running_turn(views).unwrap_or(views.len());
-    let request = closing_request(views, &pinned, placement);
+    let request = closing_request(views, lead, &pinned, placement);
     let stays = |i: usize| pinned[i] || i >= running || Some(i) == request;
     let picked: Vec<usize> = (lead..views.len())
         .filter(|&i| !replaced_whole(views, replaced, i) && !stays(i))

@@ -135,27 +135,44 @@ pub(crate) fn running_turn(views: &[Message<'_>]) -> Option<usize> {
         .then_some(start)
 }
 
-/// The newest user message after the last pinned message, when that pin is an
-/// assistant and no turn is still running: a whole-history mode keeps it too.
-/// Where a user turn must open the messages (Anthropic, Gemini), the summary goes
-/// before such a pin, and without this request the messages would end on the
-/// old assistant turn (Gemini refuses it, Anthropic reads it as a prefill to
-/// continue), instead of the question it is to answer.
+/// The user request a whole-history mode keeps besides the summary, pins and a
+/// running turn, where those alone would leave an assistant turn last (or
+/// right before the running turn): the summary must go before a pinned
+/// assistant that would open the messages or follow another (Anthropic,
+/// Gemini), and the messages would then end on that old turn (Gemini refuses
+/// it, Anthropic reads it as a prefill to continue) or put it before a call
+/// turn (Gemini wants a user turn there). The newest message of the person's
+/// own after that assistant and before the running turn stays, so the request
+/// ends on the question to answer; never one a compaction wrote.
 pub(crate) fn closing_request(
     views: &[Message<'_>],
+    lead: usize,
     pinned: &[bool],
     placement: ResultsPlacement,
 ) -> Option<usize> {
-    if placement != ResultsPlacement::NextUserMessage || running_turn(views).is_some() {
+    if placement != ResultsPlacement::NextUserMessage {
         return None;
     }
-    let last_pin = pinned.iter().rposition(|&p| p)?;
-    if views[last_pin].role != Role::Assistant {
+    let end = running_turn(views).unwrap_or(views.len());
+    // Where the summary goes with only the pins and the running turn.
+    let mut steps: Plan = (0..views.len())
+        .filter(|&i| i < lead || pinned[i] || i >= end)
+        .map(Step::keep)
+        .collect();
+    steps.push(Step::Insert(Synthetic::Summary(String::new())));
+    place_added(&mut steps, views, placement);
+    let last = steps.iter().rev().find_map(|s| match s {
+        Step::Keep { index, .. } if *index >= end || views[*index].role == Role::Notice => None,
+        Step::Keep { index, .. } => Some(Some(*index)),
+        Step::Insert(_) => Some(None),
+    })??;
+    if views[last].role != Role::Assistant {
         return None;
     }
-    (last_pin + 1..views.len())
-        .rev()
-        .find(|&i| views[i].role == Role::User && !views[i].has_results() && !views[i].is_empty())
+    (last + 1..end).rev().find(|&i| {
+        let m = &views[i];
+        m.role == Role::User && !m.has_results() && !m.is_empty() && !m.holds_written()
+    })
 }
 
 /// Whether a text is an earlier compaction's summary.

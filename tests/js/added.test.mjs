@@ -250,3 +250,47 @@ test("a pinned assistant turn in a whole-history mode: the newest request stays 
     }
   }
 });
+
+test("the kept request never piles summaries up, and a running call after a pinned assistant still follows a user turn", async () => {
+  const words = (n) => filler(n * 5);
+  const turns = [["user", "Plan the trip to Kyoto. " + words(800)], ["assistant", "Decision: we fly on May 3."], ["user", "Great. Now book restaurants. " + words(800)], ["assistant", "Booked two. " + words(800)], ["user", "What about day 2?"]];
+  let request = { model: "claude-sonnet-4-5", max_tokens: 1024, messages: turns.map(([role, content]) => ({ role, content })) };
+  for (const pin of [[0, 1], [1]]) {
+    for (let round = 1; round <= 3; round++) {
+      const r = compactSync(request, { pin, format: "anthropic" });
+      assert.equal(count(r.request.messages, "[Conversation Summary]"), 1, `pin ${pin}, round ${round}`);
+      assert.deepEqual(violations(r.request), [], `pin ${pin}, round ${round}`);
+      request = { ...request, messages: [...r.request.messages, { role: "assistant", content: `Day ${round + 1}: temples. ` + words(800) }, { role: "user", content: "and then?" }] };
+    }
+  }
+  // Gemini: a pinned model turn, then the request and its call still running.
+  const U = (t) => ({ role: "user", parts: [{ text: t }] });
+  const M = (t) => ({ role: "model", parts: [{ text: t }] });
+  const gemini = [U("q0 " + words(800)), M("Decision X"), U("look it up"), { role: "model", parts: [{ functionCall: { name: "search", args: { q: "x" } } }] }];
+  for (const mode of ["deterministic", "llm_replace"]) {
+    const r = mode === "deterministic" ? compactSync(gemini, { mode, pin: [1] }) : await compact(gemini, { mode, summarize, pin: [1] });
+    assert.deepEqual(r.messages.slice(1), gemini.slice(1), `${mode}: the pin, the request, the running call`);
+    const answered = [...r.messages, { role: "user", parts: [{ functionResponse: { name: "search", response: { result: "found" } } }] }];
+    assert.deepEqual(violations(answered), [], mode);
+  }
+});
+
+test("results of one turn split over two user messages join with alternation keep and with pins too", () => {
+  const words = (n) => filler(n * 5);
+  const anthropic = [
+    { role: "user", content: "q0 " + words(200) }, { role: "assistant", content: "a0 " + words(1500) },
+    { role: "user", content: "read both files" },
+    { role: "assistant", content: [{ type: "tool_use", id: "tA", name: "read", input: { path: "a.rs" } }, { type: "tool_use", id: "tB", name: "read", input: { path: "b.rs" } }] },
+    { role: "user", content: [{ type: "tool_result", tool_use_id: "tA", content: "AAA contents" }] },
+    { role: "user", content: [{ type: "tool_result", tool_use_id: "tB", content: "BBB contents" }] },
+    { role: "assistant", content: "Both read." }, { role: "user", content: "thanks" }];
+  const request = { model: "claude-sonnet-4-5", max_tokens: 1000, messages: anthropic };
+  for (const options of [{ alternation: "keep" }, { pin: [4] }, { pin: [5] }, { alternation: "keep", pin: [3] }]) {
+    for (const mode of ["recency_preserving", "deterministic"]) {
+      const r = compactSync(request, { mode, contextWindow: 4000, protectHead: 1, protectTailMin: 5, ...options });
+      const text = JSON.stringify(r.request.messages);
+      assert.ok(!text.includes("[Result from earlier"), `${mode} ${JSON.stringify(options)}: no stub`);
+      assert.deepEqual(violations(r.request), [], `${mode} ${JSON.stringify(options)}`);
+    }
+  }
+});

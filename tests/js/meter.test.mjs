@@ -636,9 +636,11 @@ test("usage reported before a compaction is not taken after it: the meter agrees
       assert.equal(m.tokens, r.notice.tokensAfter, `${alternation} ${round}`);
       assert.equal(m.shouldCompact, false, `${alternation} ${round}`);
     }
-    // a turn answered after the compaction still counts what it costs
-    const next = [...r.messages, { role: "assistant", content: "Summary: …", requestInputTokens: 20500 }, { role: "user", content: "ok" }];
-    assert.ok(measure(next, opts).tokens < 25000);
+    // a turn answered after the compaction reports about what it holds: its figure is taken
+    const next = [...r.messages, { role: "assistant", content: "Summary: …", requestInputTokens: 23000 }, { role: "user", content: "ok" }];
+    const after = measure(next, opts);
+    assert.equal(after.reported, true, alternation);
+    assert.ok(after.tokens > 23000 && after.tokens < 23100, `${alternation}: ${after.tokens}`);
   }
 });
 
