@@ -616,3 +616,20 @@ fn deterministic_with_nothing_new_since_its_summary_is_too_small() {
     assert_eq!(text.matches("[Conversation Summary]").count(), 1);
     assert!(!text.contains("Scope: 0 "), "{text}");
 }
+
+#[test]
+fn a_short_history_over_the_window_is_cut_to_fit() {
+    let big = "lorem ipsum dolor sit amet ".repeat(4000);
+    for h in [
+        json!([{"role": "user", "content": "q"}, {"role": "assistant", "content": big}]),
+        json!([{"role": "user", "content": big}, {"role": "assistant", "content": "ok"}, {"role": "user", "content": "and?"}]),
+    ] {
+        let config =
+            options::from_json(&json!({"mode": "recency_preserving", "contextWindow": 8000}))
+                .unwrap();
+        let r = compact(&h, &config).unwrap_or_else(|e| panic!("{e}"));
+        assert!(r.notice.fits, "{:?}", r.warnings);
+        assert!(r.warnings.iter().any(|w| w.code == "TEXTS_SHORTENED"));
+        assert!(r.notice.tokens_after <= 7600);
+    }
+}

@@ -150,11 +150,35 @@ impl<'v, 'a> Shape<'v, 'a> {
         // the newest round) makes eliding worth it.
         let can_elide = !group_starts(views, tail_start + 1, self.newest + 1).is_empty();
         match in_place {
-            Ok(d) if !can_elide || plan_tokens(&d.plan, views, counter) <= target => {
-                return Err(Ok(d))
+            Ok(d) if plan_tokens(&d.plan, views, counter) <= target => return Err(Ok(d)),
+            Ok(mut d) if !can_elide => {
+                // Over the window with nothing to elide: cutting texts may still fit it.
+                if let Some((plan, warning)) = self.cut_to_fit(d.plan.clone(), counter) {
+                    d.plan = plan;
+                    d.warnings.push(warning);
+                }
+                return Err(Ok(d));
             }
-            Err(e) if !can_elide || plan_tokens(&all, views, counter) <= target => {
-                return Err(Err(e))
+            Err(e) if plan_tokens(&all, views, counter) <= target => return Err(Err(e)),
+            Err(_) if !can_elide => {
+                let tokens = plan_tokens(&all, views, counter);
+                return Err(match self.cut_to_fit(all, counter) {
+                    Some((plan, warning)) => Ok(Decision {
+                        plan: repair(plan, views, self.placement, true),
+                        summary: None,
+                        warnings: vec![warning],
+                    }),
+                    None => Err(Error::new(
+                        ErrorKind::TooSmallToCompact,
+                        format!(
+                            "history has {} and protect_head={} plus the tail already cover all of it, yet it takes about {}, over the {} it should stay under, and cutting its long texts would not get there: it does not fit this window; give a larger contextWindow, shorten its largest messages, or use mode \"deterministic\"",
+                            count(views.len() as u64, "message"),
+                            options.protect_head,
+                            count(tokens, "token"),
+                            count(target, "token"),
+                        ),
+                    )),
+                });
             }
             _ => {}
         }
@@ -162,6 +186,25 @@ impl<'v, 'a> Shape<'v, 'a> {
             tail_start,
             tail_min: views.len() - tail_start,
             ..w
+        })
+    }
+
+    /// `plan` with its long texts cut in the middle (never a pin's or the newest
+    /// request's) when that makes it fit the target, and the warning saying so.
+    fn cut_to_fit(&self, plan: Plan, counter: &dyn TokenCounter) -> Option<(Plan, Warning)> {
+        let (plan, cut) = cut_texts(plan, self.views, counter, self.target, |i| {
+            Some(i) == self.request || self.pinned[i]
+        });
+        (plan_tokens(&plan, self.views, counter) <= self.target).then(|| {
+            let warning = Warning {
+                code: "TEXTS_SHORTENED",
+                message: format!(
+                    "cut {} in the middle (marked […]) so that the result fits {}",
+                    count(cut as u64, "long text"),
+                    count(self.target, "token")
+                ),
+            };
+            (plan, warning)
         })
     }
 
@@ -298,22 +341,13 @@ impl Decision {
         if plan_tokens(&self.plan, views, counter) <= target {
             return true;
         }
-        // Pinned messages stay verbatim: never cut.
-        let (plan, cut) = cut_texts(self.plan.clone(), views, counter, target, |i| {
-            Some(i) == shape.request || shape.pinned[i]
-        });
-        if plan_tokens(&plan, views, counter) > target {
-            return false; // cutting would not get there: the texts stay whole
-        }
+        // Pinned messages stay verbatim: never cut. When cutting would not get
+        // there, the texts stay whole.
+        let Some((plan, warning)) = shape.cut_to_fit(self.plan.clone(), counter) else {
+            return false;
+        };
         self.plan = plan;
-        self.warnings.push(Warning {
-            code: "TEXTS_SHORTENED",
-            message: format!(
-                "cut {} in the middle (marked […]) so that the result fits {}",
-                count(cut as u64, "long text"),
-                count(target, "token")
-            ),
-        });
+        self.warnings.push(warning);
         true
     }
 }
