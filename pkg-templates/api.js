@@ -1272,5 +1272,9 @@ export function parseConfig(toml) {
     throw new CompactionError("INVALID_CONFIG", `config: expected TOML text, got ${toml === null ? "null" : typeof toml}`);
   }
   ensureReady();
-  return unwrap(raw.parseConfigToml(toml));
+  const config = unwrap(raw.parseConfigToml(toml));
+  // Without context_window in the table, the default window would hide the
+  // window of a request's model: the options can be passed on as they are.
+  if (!config.contextWindowGiven) delete config.options.contextWindow;
+  return config;
 }

@@ -572,7 +572,7 @@ export interface CompactionOptions<M = any> {
   maxSummaryTokens?: number;
   /** Cap on each tool output in the summarizer input, in bytes (default 50000). */
   maxToolResultBytes?: number;
-  /** Add the settings hint line to the notice (default true). */
+  /** Add Moltis's settings hint line to the notice (default false; true for a moltis.toml). */
   showSettingsHint?: boolean;
   /** Force the message format instead of detecting it. */
   format?: Format | "auto";
@@ -605,6 +605,8 @@ export interface CompactionOptions<M = any> {
    * INVALID_CONFIG (use a synchronous tokenizer, or counts computed beforehand).
    */
   countTokens?: (text: string) => number;
+  /** snake_case spelling of `countTokens`. */
+  count_tokens?: (text: string) => number;
   /**
    * The per-message cache (default true): each message object's encoded form and
    * estimate are kept (WeakMap) and reused while the message is unchanged (every
@@ -674,7 +676,7 @@ export interface EffectiveOptions {
   /** Pinned message indices (absent when none). */
   pin?: number[];
   /** Pinned roles (absent when none). */
-  pinRoles?: string[];
+  pinRoles?: Array<"system" | "developer" | "user" | "assistant" | "tool">;
 }
 
 // ---- Results -----------------------------------------------------------------------
@@ -835,7 +837,7 @@ export declare function rebase<R extends HistoryRequestLike>(result: CompactionR
 export declare function compactJsonString(json: string, options?: CompactionOptions): string;
 
 /** Estimated tokens of a text, or of a whole history (framing included). */
-export declare function estimateTokens(input: string | HistoryLike, options?: CompactionOptions): number;
+export declare function estimateTokens<H extends string | HistoryLike>(input: H, options?: CompactionOptions): number;
 
 /** Where the context window in effect came from. */
 export type WindowSource = "option" | "model" | "default";
@@ -876,10 +878,10 @@ export interface Meter {
  * The context meter: the next request's estimated tokens against the window and
  * the threshold, with each message's tokens. Synchronous, no network.
  */
-export declare function measure(history: HistoryLike, options?: CompactionOptions, pendingText?: string): Meter;
+export declare function measure<H extends HistoryLike>(history: H, options?: CompactionOptions, pendingText?: string): Meter;
 
 /** Whether the next request (history + pending text) reaches the auto-compact threshold (`measure(…).shouldCompact`). */
-export declare function shouldCompact(history: HistoryLike, options?: CompactionOptions, pendingText?: string): boolean;
+export declare function shouldCompact<H extends HistoryLike>(history: H, options?: CompactionOptions, pendingText?: string): boolean;
 
 /** The backend a history is checked for, when it adds rules of its own to the format's. */
 export type Provider = "openai" | "anthropic" | "gemini" | "bedrock";
@@ -888,6 +890,8 @@ export type Provider = "openai" | "anthropic" | "gemini" | "bedrock";
 export interface ValidateOptions {
   /** Force the message format instead of detecting it. */
   format?: Format | "auto";
+  /** The per-message cache, as for the other calls (default true). */
+  cache?: boolean;
   /**
    * The provider's own rules on top of the format's (default: `anthropic` for
    * Anthropic histories, `gemini` for Gemini, `openai` otherwise; `bedrock` is
@@ -951,11 +955,12 @@ export interface Validation {
  * the calls of the last turn may still be running. Throws INVALID_INPUT for a
  * history that cannot be read, INVALID_CONFIG for bad options.
  */
-export declare function validate(history: HistoryLike, options?: ValidateOptions): Validation;
+export declare function validate<H extends HistoryLike>(history: H, options?: ValidateOptions): Validation;
 
 /** Effective options and warnings from TOML (`[chat.compaction]` of a moltis.toml, or a bare table). */
 export declare function parseConfig(toml: string): {
-  options: EffectiveOptions;
+  /** The options in effect; `contextWindow` only when the table set it (else a request's model, or the default, chooses). */
+  options: Omit<EffectiveOptions, "contextWindow"> & { contextWindow?: number };
   warnings: Warning[];
   /** Whether the table set `context_window` (when not, a request's model may choose the window). */
   contextWindowGiven: boolean;

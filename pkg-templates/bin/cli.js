@@ -180,10 +180,8 @@ function optionsFromFlags() {
   if (values.config) {
     const config = parseConfig(readText(values.config, "the config"));
     Object.assign(options, config.options);
-    // The table's default window would hide the window of the request's model.
-    if (!config.contextWindowGiven) delete options.contextWindow;
     for (const w of config.warnings) {
-      if (values.strict && w.code === "UNKNOWN_OPTION") fail(`error INVALID_CONFIG (${values.config}): ${w.message} (--strict)`);
+      if (values.strict && w.code === "UNKNOWN_OPTION") fail(`error INVALID_CONFIG (${values.config}): ${w.message.replace(/ ignored$/, "")} (--strict)`);
       process.stderr.write(`warning ${w.code} (${values.config}): ${w.message}\n`);
     }
   }

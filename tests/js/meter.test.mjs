@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { compactSync, estimateTokens, measure, shouldCompact } from "../../pkg/node.js";
+import { compactSync, estimateTokens, measure, parseConfig, shouldCompact } from "../../pkg/node.js";
 import { FORMATS } from "./histories.mjs";
 
 const corpus = new URL("../../../shared/corpus/", import.meta.url);
@@ -676,4 +676,14 @@ test("a frozen message cached near the nesting limit is checked again where it l
   assert.ok(measure(h).tokens > 0, "one level higher it fits, and is cached");
   refused(() => measure(request));
   refused(() => estimateTokens(request));
+});
+
+test("parseConfig's options pass on as they are: without context_window the request's model picks the window", () => {
+  const config = parseConfig('[chat.compaction]\nmode = "recency_preserving"\n');
+  assert.equal(config.contextWindowGiven, false);
+  assert.equal("contextWindow" in config.options, false);
+  const request = { model: "gpt-4o", messages: history };
+  assert.equal(measure(request, config.options).contextWindow, 128000);
+  const given = parseConfig("[chat.compaction]\ncontext_window = 64000\n");
+  assert.equal(measure(request, given.options).contextWindow, 64000);
 });

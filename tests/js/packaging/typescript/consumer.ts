@@ -4,6 +4,7 @@ import {
   compact,
   compactSync,
   estimateTokens,
+  measure,
   compactJsonString,
   parseConfig,
   rebase,
@@ -103,6 +104,13 @@ const tokens: number = estimateTokens(history) + estimateTokens("some text", { t
 const due: boolean = shouldCompact(history, { contextWindow: 8000 }, "pending text");
 const config = parseConfig('[chat.compaction]\nmode = "deterministic"\n');
 const protectHead: number = config.options.protectHead;
+// The table's options go on as they are (without context_window, the model's window applies).
+compactSync(history, config.options);
+// A request written inline, with keys of its own (the README's context meter).
+const inline = measure({ model: "gpt-4o", messages: history, tools: [], max_completion_tokens: 4000 }, {}, "draft");
+const inlineValid: Validation = validate({ model: "gpt-4o", messages: history }, { cache: false });
+console.log(inline.fraction, inlineValid.format, estimateTokens({ model: "gpt-4o", messages: history }));
+compactSync(history, { count_tokens: (text: string) => text.length });
 const warningCodes: Array<Warning["code"]> = config.warnings.map((w) => w.code);
 
 try {
