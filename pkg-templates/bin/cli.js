@@ -26,7 +26,8 @@ OPTIONS (README "Options" has each one's meaning):
   --alternation merge|keep|auto   --tokenizer o200k|cl100k|claude   --pin-roles ROLE[,ROLE]
   --strict                    unknown options in --config are errors
 LLM modes:
-  --endpoint URL              base URL of the API (https://api.openai.com/v1, http://localhost:11434/v1 …)
+  --endpoint URL              base URL of the API (https://api.openai.com/v1, http://localhost:11434/v1,
+                              https://api.anthropic.com …; a trailing /v1 is fine for Anthropic too)
   --model MODEL               the summary model
   --api openai|anthropic      the endpoint's API (default: anthropic for Anthropic histories, else openai)
   --timeout-ms N              limit for all summarizer calls together
@@ -216,7 +217,10 @@ function summarizerFor(history, options) {
   if (!speaks.includes(format)) {
     fail(`the summarizer request is in the history's format (${format}), which the ${api} API does not take; the CLI summarizes openai, moltis and anthropic histories (use the library with your own summarize function for the others)`, 2);
   }
-  const settings = { apiKey: process.env.CHAT_COMPACTION_API_KEY, model: values.model, baseURL: values.endpoint.replace(/\/+$/, "") };
+  // (the Anthropic summarizer adds /v1/messages itself: a base given with /v1, as for OpenAI, loses it)
+  const base = values.endpoint.replace(/\/+$/, "");
+  const baseURL = api === "anthropic" ? base.replace(/\/v1$/, "") : base;
+  const settings = { apiKey: process.env.CHAT_COMPACTION_API_KEY, model: values.model, baseURL };
   const inner = api === "anthropic" ? anthropicSummarizer(settings) : openAISummarizer(settings);
   // Stream the summary to standard error as it arrives.
   return async function* progress(request) {

@@ -229,6 +229,24 @@ test("compact --mode structured streams the summary from an OpenAI-compatible en
   }
 });
 
+test("an Anthropic endpoint given with or without /v1 is asked at /v1/messages", async () => {
+  const seen = [];
+  const { server, url } = await mockServer((req, body, res) => {
+    seen.push(req.url);
+    res.writeHead(500).end("{}");
+  });
+  try {
+    const path = file("long-anthropic.json", longChat().slice(1));
+    for (const endpoint of [url, url.replace(/\/v1$/, ""), `${url}/`]) {
+      const r = await runAsync(["compact", "--mode", "llm_replace", "--format", "anthropic", "--api", "anthropic", "--context-window", "3000", "--endpoint", endpoint, "--model", "m", path]);
+      assert.equal(r.status, 1, r.stderr);
+    }
+    assert.deepEqual(seen, ["/v1/messages", "/v1/messages", "/v1/messages"]);
+  } finally {
+    server.close();
+  }
+});
+
 test("a failing endpoint: structured falls back (exit 0), llm_replace fails (exit 1); the LLM modes need --endpoint", async () => {
   const { server, url } = await mockServer((req, body, res) => {
     res.writeHead(500, { "content-type": "application/json" });
