@@ -3,7 +3,7 @@
 // OpenAI-compatible or Anthropic endpoint), measure it, check it, or validate it.
 import { readFileSync, writeFileSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { compact, estimateTokens, measure, parseConfig, validate } from "../node.js";
+import { compact, estimateTokens, measure, parseConfig, validate, CompactionError } from "../node.js";
 import { anthropicSummarizer, openAISummarizer } from "./summarizers.js";
 
 const usage = `usage:
@@ -94,6 +94,7 @@ if (values.help || command === "help") {
 if (!command) fail(usage, 2);
 if (!COMMANDS.includes(command)) fail(`unknown command ${JSON.stringify(command)}\n${usage}`, 2);
 if (!file) fail(`missing FILE\n${usage}`, 2);
+if (positionals.length > 2) fail(`one FILE at a time; also given: ${positionals.slice(2).join(" ")}\n${usage}`, 2);
 const given = Object.keys(values).filter((k) => values[k] !== undefined);
 if (command === "validate") {
   const other = given.find((k) => !VALIDATE_FLAGS.includes(k));
@@ -124,7 +125,8 @@ function jsonError(text, e) {
 /** The text of a file the user named; a missing or unreadable file is said plainly. */
 function readText(path, what) {
   try {
-    return readFileSync(path === "-" ? 0 : path, "utf8");
+    // (a byte order mark, as some editors write, is not part of the JSON)
+    return readFileSync(path === "-" ? 0 : path, "utf8").replace(/^\uFEFF/, "");
   } catch (e) {
     const why = { ENOENT: "no such file", EACCES: "permission denied", EISDIR: "it is a directory" }[e.code] ?? e.message;
     throw new Error(`cannot read ${what} ${path === "-" ? "standard input" : path}: ${why}`);
@@ -172,6 +174,7 @@ function readHistory() {
 function messagesOf(history) {
   if (Array.isArray(history)) return history;
   const key = ["messages", "input", "contents"].find((k) => history?.[k] !== undefined);
+  if (key === "input" && typeof history.input === "string") return [{ role: "user", content: history.input }];
   return Array.isArray(history?.[key]) ? history[key] : [];
 }
 
@@ -307,11 +310,13 @@ try {
       const m = measure(history, options);
       const numbers = `${m.tokens.toLocaleString("en-US")} tokens, threshold ${m.threshold.toLocaleString("en-US")}, window ${m.contextWindow.toLocaleString("en-US")}`;
       process.stdout.write(`${m.shouldCompact ? "compaction is due" : "no compaction needed yet"} (${numbers})\n`);
+      for (const w of m.warnings) process.stderr.write(`warning ${w.code}: ${w.message}\n`);
       process.exitCode = m.shouldCompact ? 0 : 3;
     }
   }
 } catch (e) {
-  const what = e.code ? `error ${e.code}` : "error";
+  // (a library error has a code; a file the system could not read is said in words)
+  const what = e instanceof CompactionError ? `error ${e.code}` : "error";
   const where = e.code === "INVALID_INPUT" ? ` (${source})` : "";
   fail(`${what}${where}: ${e.message}`);
 }

@@ -284,3 +284,20 @@ test("--config leaves the window to the request's model unless it sets one; --st
   assert.match(strict.stderr, /^error INVALID_CONFIG \(.*bogus\.toml\): unknown option "bogus_key".*\(--strict\)$/m);
   assert.equal(run("measure", "--config", bogus, request).status, 0, "without --strict a warning");
 });
+
+test("a byte order mark is not JSON's; one FILE at a time; check prints its warnings; a file error is said in words", () => {
+  const bom = file("bom.json", "\uFEFF" + JSON.stringify([{ role: "user", content: "hi" }]));
+  const m = run("measure", bom);
+  assert.equal(m.status, 0, m.stderr);
+  assert.match(m.stdout, /openai, 1 message/);
+  const two = run("measure", bom, bom);
+  assert.equal(two.status, 2);
+  assert.match(two.stderr, /one FILE at a time/);
+  const check = run("check", "--reserve-output-tokens", "300000", bom);
+  assert.match(check.stderr, /^warning NO_ROOM_FOR_INPUT: /m);
+  const missing = run("measure", join(dir, "nope.json"));
+  assert.equal(missing.status, 1);
+  assert.match(missing.stderr, /^error: cannot read the history .*nope\.json: no such file$/m);
+  const responses = run("measure", file("string-input.json", { model: "gpt-5", input: "Write a haiku." }));
+  assert.match(responses.stdout, /openai-responses, 1 message/);
+});
