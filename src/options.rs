@@ -400,6 +400,24 @@ impl Entry {
         }
         Ok(value)
     }
+
+    /// A count or size: an [`Entry::integer`] the platform's `usize` holds (in
+    /// wasm, 2^32 − 1), clamped to it with a warning.
+    fn count(&self, warnings: &mut Vec<Warning>) -> Result<usize> {
+        let value = self.integer(warnings)?;
+        usize::try_from(value).or_else(|_| {
+            warnings.push(Warning {
+                code: "CLAMPED",
+                message: format!(
+                    "{} is above the maximum of {}; using it{}",
+                    self.name,
+                    usize::MAX,
+                    self.here()
+                ),
+            });
+            Ok(usize::MAX)
+        })
+    }
 }
 
 /// A number as JSON writes it (`0.95`, `1e20`). serde_json's writer is already in
@@ -480,13 +498,13 @@ fn validate(entries: Vec<Entry>) -> Result<ParsedOptions> {
             "tail_budget_ratio" => {
                 o.tail_budget_ratio = clamp(e, e.number()?, 0.05, 0.80, &mut warnings)
             }
-            "protect_head" => o.protect_head = to_usize(e.integer(&mut warnings)?),
-            "protect_tail_min" => o.protect_tail_min = to_usize(e.integer(&mut warnings)?),
+            "protect_head" => o.protect_head = e.count(&mut warnings)?,
+            "protect_tail_min" => o.protect_tail_min = e.count(&mut warnings)?,
             "tool_prune_char_threshold" => {
-                o.tool_prune_char_threshold = to_usize(e.integer(&mut warnings)?)
+                o.tool_prune_char_threshold = e.count(&mut warnings)?
             }
             "max_tool_result_bytes" => {
-                o.max_tool_result_bytes = to_usize(e.integer(&mut warnings)?)
+                o.max_tool_result_bytes = e.count(&mut warnings)?
             }
             "max_summary_tokens" => {
                 // The template's ten sections need room: a smaller bound would

@@ -687,3 +687,11 @@ test("parseConfig's options pass on as they are: without context_window the requ
   const given = parseConfig("[chat.compaction]\ncontext_window = 64000\n");
   assert.equal(measure(request, given.options).contextWindow, 64000);
 });
+
+test("a count above what wasm's usize holds is clamped with a warning, not silently", () => {
+  for (const key of ["protectHead", "protectTailMin", "toolPruneCharThreshold", "maxToolResultBytes"]) {
+    const m = measure([{ role: "user", content: "hi" }], { [key]: 2 ** 40 });
+    assert.equal(m.options[key], 2 ** 32 - 1, key);
+    assert.ok(m.warnings.some((w) => w.code === "CLAMPED" && w.message.includes(key)), `${key}: ${JSON.stringify(m.warnings)}`);
+  }
+});
