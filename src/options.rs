@@ -737,8 +737,20 @@ pub fn from_toml(text: &str) -> Result<ParsedOptions> {
     let prefix: &[&str] = if moltis { &["chat", "compaction"] } else { &[] };
     let mut options: Vec<Entry> = Vec::new();
     let mut names: HashSet<String> = HashSet::new();
+    let mut outside = Vec::new();
     for e in entries {
+        let table = e.path.len() > prefix.len() + 1 || matches!(e.value, TomlValue::Table(_));
         if e.path.len() < prefix.len() || !e.path.iter().zip(prefix).all(|(a, b)| a == b) {
+            // An option at the top of a moltis.toml is not read: say so.
+            if let [key] = &e.path[..] {
+                if !table && is_option(key) {
+                    let (l, c) = lines.line_col(e.offset);
+                    outside.push(Warning {
+                        code: "UNKNOWN_OPTION",
+                        message: format!("{key:?} (line {l}, column {c}) is outside [chat.compaction], where a moltis.toml keeps the options: ignored"),
+                    });
+                }
+            }
             continue;
         }
         let Some(key) = e.path.get(prefix.len()) else {
@@ -751,6 +763,11 @@ pub fn from_toml(text: &str) -> Result<ParsedOptions> {
                 Given::from_toml(e.value).type_name()
             )));
         };
+        // A table in a bare document is another section of the file ([server]),
+        // unless it is named as an option (then its type is wrong).
+        if !moltis && table && !is_option(key) {
+            continue;
+        }
         // a table's keys follow its own entry: the option is the table
         if !names.insert(key.clone()) {
             continue;
@@ -775,7 +792,20 @@ pub fn from_toml(text: &str) -> Result<ParsedOptions> {
     if !hint_given {
         parsed.options.show_settings_hint = true;
     }
+    parsed.warnings.append(&mut outside);
     Ok(parsed)
+}
+
+/// Whether `key` names an option (any spelling): one that is no option reads
+/// as unknown even with a value no option takes.
+pub(crate) fn is_option(key: &str) -> bool {
+    let probe = Entry {
+        key: snake_case(key),
+        name: key.to_string(),
+        value: Given::Other("a table"),
+        location: None,
+    };
+    validate(vec![probe]).map_or(true, |p| p.warnings.is_empty())
 }
 
 /// Where the lines of a text start, to turn byte offsets into 1-based line and
@@ -809,6 +839,33 @@ impl<'t> LineIndex<'t> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn toml_sections_and_options_outside_the_table_are_told_apart() {
+        // A moltis.toml's other sections are not options: no warning.
+        let bare = from_toml(
+            "mode = \"structured\"\n[server]\nport = 8080\n[providers.openai]\nkey = \"x\"\n",
+        )
+        .unwrap();
+        assert_eq!(bare.options.mode, Mode::Structured);
+        assert!(bare.warnings.is_empty(), "{:?}", bare.warnings);
+        // An option next to [chat.compaction] is not read, and is said to be ignored.
+        let moltis = from_toml(
+            "mode = \"structured\"\n[server]\nport = 1\n[chat.compaction]\nprotect_head = 2\n",
+        )
+        .unwrap();
+        assert_eq!(moltis.options.mode, Mode::Deterministic);
+        assert_eq!(moltis.options.protect_head, 2);
+        assert_eq!(moltis.warnings.len(), 1, "{:?}", moltis.warnings);
+        assert!(moltis.warnings[0]
+            .message
+            .starts_with("\"mode\" (line 1, column "));
+        assert!(moltis.warnings[0]
+            .message
+            .contains("is outside [chat.compaction]"));
+        // A section named as an option is still a wrong type.
+        assert!(from_toml("[mode]\nx = 1\n").is_err());
+    }
 
     #[test]
     fn tail_budget_math_matches_moltis() {

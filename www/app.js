@@ -369,8 +369,8 @@ export function start(api, { extraSamples = [] } = {}) {
     try {
       const { options, warnings, contextWindowGiven } = api.parseConfig(text);
       const next = { ...DEFAULTS, ...options, pinRoles: options.pinRoles ?? [] };
-      // The effective options always carry a window; keep the field blank unless
-      // the config sets one (however it is written), so a request's model still picks it.
+      // Keep the window field blank unless the config sets one (the options then
+      // carry it), so a request's model still picks it.
       if (!contextWindowGiven) next.contextWindow = "";
       next.format = options.format ?? "auto";
       if (!next.alternation) next.alternation = "auto";

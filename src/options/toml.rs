@@ -753,8 +753,14 @@ mod tests {
             .and_then(|c| c.as_table())
             .filter(|c| !c.is_empty());
         let empty = ::toml::Table::new();
+        // A bare document's tables that name no option are other sections.
+        let bare: ::toml::Table = doc
+            .iter()
+            .filter(|(k, v)| !v.is_table() || crate::options::is_option(k))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
         let table = match chat.map(|c| c.get("compaction")) {
-            None => doc,
+            None => &bare,
             Some(None) => &empty,
             Some(Some(::toml::Value::Table(t))) => t,
             Some(Some(_)) => return Some(Err(Error::config("chat.compaction is not a table"))),
@@ -764,11 +770,23 @@ mod tests {
             return None;
         }
         let object = table.iter().map(|(k, v)| (k.clone(), to_json(v))).collect();
+        // Options at the top of a moltis.toml are said to be ignored.
+        let outside = chat.map_or(0, |_| {
+            doc.iter()
+                .filter(|(k, v)| !v.is_table() && crate::options::is_option(k))
+                .count()
+        });
         // A moltis.toml shows the settings hint unless it says otherwise.
         Some(from_json(&Value::Object(object)).map(|mut parsed| {
             if !names.contains("show_settings_hint") {
                 parsed.options.show_settings_hint = true;
             }
+            parsed
+                .warnings
+                .extend((0..outside).map(|_| crate::options::Warning {
+                    code: "UNKNOWN_OPTION",
+                    message: String::new(),
+                }));
             parsed
         }))
     }
