@@ -274,23 +274,3 @@ test("the kept request never piles summaries up, and a running call after a pinn
     assert.deepEqual(violations(answered), [], mode);
   }
 });
-
-test("results of one turn split over two user messages join with alternation keep and with pins too", () => {
-  const words = (n) => filler(n * 5);
-  const anthropic = [
-    { role: "user", content: "q0 " + words(200) }, { role: "assistant", content: "a0 " + words(1500) },
-    { role: "user", content: "read both files" },
-    { role: "assistant", content: [{ type: "tool_use", id: "tA", name: "read", input: { path: "a.rs" } }, { type: "tool_use", id: "tB", name: "read", input: { path: "b.rs" } }] },
-    { role: "user", content: [{ type: "tool_result", tool_use_id: "tA", content: "AAA contents" }] },
-    { role: "user", content: [{ type: "tool_result", tool_use_id: "tB", content: "BBB contents" }] },
-    { role: "assistant", content: "Both read." }, { role: "user", content: "thanks" }];
-  const request = { model: "claude-sonnet-4-5", max_tokens: 1000, messages: anthropic };
-  for (const options of [{ alternation: "keep" }, { pin: [4] }, { pin: [5] }, { alternation: "keep", pin: [3] }]) {
-    for (const mode of ["recency_preserving", "deterministic"]) {
-      const r = compactSync(request, { mode, contextWindow: 4000, protectHead: 1, protectTailMin: 5, ...options });
-      const text = JSON.stringify(r.request.messages);
-      assert.ok(!text.includes("[Result from earlier"), `${mode} ${JSON.stringify(options)}: no stub`);
-      assert.deepEqual(violations(r.request), [], `${mode} ${JSON.stringify(options)}`);
-    }
-  }
-});

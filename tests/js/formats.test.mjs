@@ -432,7 +432,7 @@ test("Responses: a lost computer call's output is a blank screenshot, a lost MCP
   assert.deepEqual(validate(r.request).violations, []);
 });
 
-test("Anthropic and Gemini: results of one turn split over two user messages join into one, none is stubbed", () => {
+test("Anthropic and Gemini: results of one turn split over two user messages join into one, none is stubbed (alternation keep and pins too)", () => {
   const words = (n) => Array.from({ length: n }, (_, i) => `w${(i * 7919) % 1000}`).join(" ");
   const anthropic = [
     { role: "user", content: "q0 " + words(200) }, { role: "assistant", content: "a0 " + words(1500) },
@@ -450,11 +450,12 @@ test("Anthropic and Gemini: results of one turn split over two user messages joi
     { role: "model", parts: [{ text: "Both read." }] }, { role: "user", parts: [{ text: "thanks" }] }];
   for (const [request, key] of [[{ model: "claude-sonnet-4-5", max_tokens: 1000, messages: anthropic }, "messages"], [{ contents: gemini }, "contents"]]) {
     assert.ok(validate(request).violations.length > 0, "the split is flagged in the input");
-    for (const mode of ["recency_preserving", "deterministic"]) {
-      const r = compactSync(request, { mode, contextWindow: 4000, protectHead: 1, protectTailMin: 5 });
+    for (const [mode, extra] of ["recency_preserving", "deterministic"].flatMap((m) => [{}, { alternation: "keep" }, { pin: [4] }, { pin: [5] }, { alternation: "keep", pin: [3] }].map((o) => [m, o]))) {
+      const r = compactSync(request, { mode, contextWindow: 4000, protectHead: 1, protectTailMin: 5, ...extra });
       const text = JSON.stringify(r.request[key]);
-      assert.ok(!text.includes("[Result from earlier"), `${key} ${mode}: no stub`);
-      assert.deepEqual(validate(r.request).violations, [], `${key} ${mode}`);
+      const what = `${key} ${mode} ${JSON.stringify(extra)}`;
+      assert.ok(!text.includes("[Result from earlier"), `${what}: no stub`);
+      assert.deepEqual(validate(r.request).violations, [], what);
       if (mode === "recency_preserving") {
         assert.ok(text.includes("AAA contents") && text.includes("BBB contents"), `${key}: both results kept`);
         const answers = r.request[key].filter((m) => JSON.stringify(m).includes("contents\""));
