@@ -102,8 +102,11 @@ if (command === "validate") {
 } else {
   const other = given.find((k) => k === "provider" || k === "strict-alternation");
   if (other) fail(`--${other} is an option of validate\n${usage}`, 2);
-  const llm = given.find((k) => LLM_FLAGS.includes(k) && k !== "model");
-  if (llm && command !== "compact") fail(`--${llm} is an option of compact with an LLM mode\n${usage}`, 2);
+  const llm = given.find((k) => LLM_FLAGS.includes(k));
+  if (llm && command !== "compact") {
+    const why = llm === "model" ? " (the summary model; the window is --context-window)" : "";
+    fail(`--${llm} is an option of compact with an LLM mode${why}\n${usage}`, 2);
+  }
 }
 
 const source = file === "-" ? "standard input" : file;
@@ -193,8 +196,10 @@ function optionsFromFlags() {
     const v = values[flag];
     if (v === undefined) continue;
     if (kind === "integer" || kind === "number") {
+      // plain decimal only (Number() would also take "0x100", " 5000" and "")
       const n = Number(v);
-      if (v.trim() === "" || !Number.isFinite(n) || (kind === "integer" && !Number.isInteger(n))) {
+      const decimal = kind === "integer" ? /^[0-9]+$/ : /^([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$/;
+      if (!decimal.test(v) || !Number.isFinite(n)) {
         fail(`--${flag}: expected ${kind === "integer" ? "a whole number" : "a number"}, got ${JSON.stringify(v)}`, 2);
       }
       options[key] = n;
@@ -213,6 +218,7 @@ const plural = (n, word) => `${n.toLocaleString("en-US")} ${word}${n === 1 ? "" 
 function summarizerFor(history, options) {
   if (!values.endpoint) fail(`mode ${options.mode} writes its summary with an LLM: give --endpoint URL and --model MODEL\n${usage}`, 2);
   if (!values.model) fail(`--endpoint needs --model MODEL (the summary model)`, 2);
+  if (!URL.canParse(values.endpoint)) fail(`--endpoint: expected a URL such as https://api.openai.com/v1, got ${JSON.stringify(values.endpoint)}`, 2);
   const format = measure(history, { format: options.format }).format;
   const api = values.api ?? (format === "anthropic" ? "anthropic" : "openai");
   if (!["openai", "anthropic"].includes(api)) fail(`--api: expected openai or anthropic, got ${JSON.stringify(api)}`, 2);

@@ -301,3 +301,19 @@ test("a byte order mark is not JSON's; one FILE at a time; check prints its warn
   const responses = run("measure", file("string-input.json", { model: "gpt-5", input: "Write a haiku." }));
   assert.match(responses.stdout, /openai-responses, 1 message/);
 });
+
+test("numbers are plain decimals; --model and --endpoint belong to compact and must make sense", () => {
+  const path = file("small.json", [{ role: "user", content: "hi" }]);
+  for (const bad of [["--context-window", "0x100"], ["--context-window", " 5000"], ["--protect-head", "1e3"], ["--threshold", "0.5x"]]) {
+    const r = run("measure", ...bad, path);
+    assert.equal(r.status, 2, bad.join(" "));
+    assert.match(r.stderr, new RegExp(`^${bad[0]}: expected a`, "m"));
+  }
+  assert.equal(run("measure", "--threshold", ".5", "--context-window", "8000", path).status, 0);
+  const model = run("measure", "--model", "gpt-4o", path);
+  assert.equal(model.status, 2);
+  assert.match(model.stderr, /the window is --context-window/);
+  const url = run("compact", "--mode", "llm_replace", "--endpoint", "notaurl", "--model", "m", path);
+  assert.equal(url.status, 2);
+  assert.match(url.stderr, /--endpoint: expected a URL/);
+});
