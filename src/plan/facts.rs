@@ -2,7 +2,6 @@
 //! gathered once for the deterministic summary and the recency marker's digest.
 
 use std::borrow::Cow;
-use std::collections::BTreeSet;
 
 use crate::message::{Args, Message, Role, ToolOutput};
 use crate::text::{mentions_pending_work, paths, MARKER_PREFIX};
@@ -17,11 +16,12 @@ pub(crate) const TOOLS_USED: &str = "- Tools used: ";
 pub(crate) struct Facts<'a> {
     /// User requests, oldest first (including one an earlier marker carried forward).
     pub requests: Vec<&'a str>,
-    /// Tools called or answered, sorted and deduplicated.
-    pub tools: BTreeSet<&'a str>,
+    /// Tools called or answered, sorted and deduplicated (by [`Facts::settle`]).
+    pub tools: Vec<&'a str>,
     /// Path-like tokens with a source extension, sorted and deduplicated
     /// (borrowed from the texts; owned only from arguments stored as JSON values).
-    pub files: BTreeSet<Cow<'a, str>>,
+    /// Collected in a `Vec` and sorted once: a set's insert per mention cost more.
+    pub files: Vec<Cow<'a, str>>,
     /// Up to the three newest user/assistant texts that mention pending work, oldest first.
     pub pending: Vec<&'a str>,
     /// Messages that earlier markers in the run stood for: user, assistant, tool.
@@ -36,11 +36,20 @@ impl<'a> Facts<'a> {
         self.requests.extend(later.requests);
         self.tools.extend(later.tools);
         self.files.extend(later.files);
+        self.settle();
         self.pending = later.pending;
         for (mine, theirs) in self.earlier.iter_mut().zip(later.earlier) {
             *mine += theirs;
         }
         self.markers += later.markers;
+    }
+
+    /// Sorts and deduplicates the tools and files.
+    fn settle(&mut self) {
+        self.tools.sort_unstable();
+        self.tools.dedup();
+        self.files.sort_unstable();
+        self.files.dedup();
     }
 }
 
@@ -86,13 +95,13 @@ pub(crate) fn gather<'a>(views: &[Message<'a>], picked: &[usize]) -> Facts<'a> {
     // (an unnamed call stands for a Responses item_reference: no tool to name)
     let mut tool = |f: &mut Facts<'a>, name: &'a str| {
         if last_tool != Some(name) && !name.is_empty() {
-            f.tools.insert(name);
+            f.tools.push(name);
             last_tool = Some(name);
         }
     };
     let mut file = |f: &mut Facts<'a>, path: &'a str| {
         if last_file != Some(path) {
-            f.files.insert(Cow::Borrowed(path));
+            f.files.push(Cow::Borrowed(path));
             last_file = Some(path);
         }
     };
@@ -105,9 +114,7 @@ pub(crate) fn gather<'a>(views: &[Message<'a>], picked: &[usize]) -> Facts<'a> {
                 Args::Json(value) => {
                     let text = value.to_string();
                     for path in paths(&text) {
-                        if !f.files.contains(path) {
-                            f.files.insert(Cow::Owned(path.to_string()));
-                        }
+                        f.files.push(Cow::Owned(path.to_string()));
                     }
                 }
             }
@@ -140,6 +147,7 @@ pub(crate) fn gather<'a>(views: &[Message<'a>], picked: &[usize]) -> Facts<'a> {
         .take(3)
         .collect();
     f.pending.reverse();
+    f.settle();
     f
 }
 
