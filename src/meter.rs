@@ -49,20 +49,28 @@ pub struct Meter {
 }
 
 /// Whether the usage `reported` on assistant `a` may count a history a
-/// compaction replaced: a summary or marker comes before it (a turn the
-/// compaction kept carries the figure of the request before it), and the figure
-/// is more than half again the estimate of what now comes before it. A turn
-/// answered after the compaction reports about that estimate (plus what the
-/// meter does not see, such as tool definitions a bare array leaves out), and
-/// its figure is taken.
+/// compaction replaced. Only after a compaction (a summary or marker comes
+/// before the turn): a turn the compaction kept carries the figure of the
+/// request before it. A turn answered since reports about the estimate of what
+/// now precedes it, and below the figures of the kept turns before it: a figure
+/// that dropped is taken; one more than a quarter above that estimate is not.
+/// (What the meter cannot see, such as the tool definitions a bare array
+/// leaves out, then goes uncounted until the next figure that dropped; the
+/// history ambiguous, a loop of compactions is the worse mistake.)
 fn stale(views: &[Message<'_>], a: usize, reported: u64, spend: &Spend) -> bool {
-    if !views[..a].iter().any(Message::holds_written) {
+    let Some(w) = views[..a].iter().rposition(Message::holds_written) else {
+        return false;
+    };
+    let dropped = views[w..a]
+        .iter()
+        .any(|m| m.reported_input_tokens.is_some_and(|r| r > reported));
+    if dropped {
         return false;
     }
     let before = views[..a]
         .iter()
         .fold(spend.fixed(), |acc, m| acc.saturating_add(m.tokens));
-    reported > before.saturating_add(before / 2)
+    reported > before.saturating_add(before / 4)
 }
 
 /// Reads the meter. When the last assistant turn carries provider-reported input

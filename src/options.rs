@@ -739,11 +739,12 @@ pub fn from_toml(text: &str) -> Result<ParsedOptions> {
     let mut names: HashSet<String> = HashSet::new();
     let mut outside = Vec::new();
     for e in entries {
-        let table = e.path.len() > prefix.len() + 1 || matches!(e.value, TomlValue::Table(_));
+        let table = e.path.len() > prefix.len() + 1 || section(&e.value);
         if e.path.len() < prefix.len() || !e.path.iter().zip(prefix).all(|(a, b)| a == b) {
-            // An option at the top of a moltis.toml is not read: say so.
-            if let [key] = &e.path[..] {
-                if !table && is_option(key) {
+            // An option at the top of a moltis.toml or in [chat] is not read: say so.
+            if let [key] | [_, key] = &e.path[..] {
+                let top = e.path.len() == 1 || e.path[0] == "chat";
+                if top && !section(&e.value) && is_option(key) {
                     let (l, c) = lines.line_col(e.offset);
                     outside.push(Warning {
                         code: "UNKNOWN_OPTION",
@@ -794,6 +795,18 @@ pub fn from_toml(text: &str) -> Result<ParsedOptions> {
     }
     parsed.warnings.append(&mut outside);
     Ok(parsed)
+}
+
+/// Whether a TOML value is a table or an array of tables: a section of the
+/// file, where an option is never.
+pub(crate) fn section(value: &TomlValue) -> bool {
+    match value {
+        TomlValue::Table(_) | TomlValue::Other("an array of tables") => true,
+        TomlValue::Array(items) => {
+            !items.is_empty() && items.iter().all(|v| matches!(v, TomlValue::Table(_)))
+        }
+        _ => false,
+    }
 }
 
 /// Whether `key` names an option (any spelling): one that is no option reads
@@ -863,6 +876,14 @@ mod tests {
         assert!(moltis.warnings[0]
             .message
             .contains("is outside [chat.compaction]"));
+        // Arrays of tables are sections too, even with strict on.
+        let arrays =
+            from_toml("strict = true\n[[servers]]\nport = 1\n[[servers]]\nport = 2\n").unwrap();
+        assert!(arrays.warnings.is_empty(), "{:?}", arrays.warnings);
+        // An option in [chat] is not read either.
+        let chat = from_toml("[chat]\nmode = \"structured\"\n[chat.compaction]\n").unwrap();
+        assert_eq!(chat.options.mode, Mode::Deterministic);
+        assert_eq!(chat.warnings.len(), 1, "{:?}", chat.warnings);
         // A section named as an option is still a wrong type.
         assert!(from_toml("[mode]\nx = 1\n").is_err());
     }

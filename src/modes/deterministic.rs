@@ -5,7 +5,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::formats::ResultsPlacement;
 use crate::message::{Message, Role};
 use crate::modes::{
-    closing_request, drop_empty, newest_summary, place_added, replaced_whole, running_turn,
+    carry, closing_requests, drop_empty, newest_summary, place_added, replaced_whole, running_turn,
     summary_part, Decision,
 };
 use crate::options::Options;
@@ -44,8 +44,8 @@ pub(crate) fn plan(
         .map(|t| prior_highlights(t));
     // Pins stay, and so does a turn whose tools are still running at the end.
     let running = running_turn(views).unwrap_or(views.len());
-    let request = closing_request(views, lead, &pinned, placement);
-    let stays = |i: usize| pinned[i] || i >= running || Some(i) == request;
+    let requests = closing_requests(views, lead, &pinned, placement);
+    let stays = |i: usize| pinned[i] || i >= running || requests.contains(&i);
     let picked: Vec<usize> = (lead..views.len())
         .filter(|&i| !replaced_whole(views, prior_at, i) && !stays(i))
         .collect();
@@ -119,7 +119,10 @@ pub(crate) fn plan(
     let mut warnings = Vec::new();
     let mut steps = drop_empty((0..lead).map(Step::keep).collect(), views, &mut warnings);
     let carried = drop_empty(
-        carried.into_iter().map(Step::keep).collect(),
+        carried
+            .into_iter()
+            .map(|i| carry(views, i, &requests))
+            .collect(),
         views,
         &mut warnings,
     );

@@ -5,7 +5,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::formats::ResultsPlacement;
 use crate::message::{Message, Role};
 use crate::modes::{
-    closing_request, drop_empty, place_added, replaced_whole, running_turn, Decision,
+    carry, closing_requests, drop_empty, place_added, replaced_whole, running_turn, Decision,
 };
 use crate::options::{Mode, Options};
 use crate::plan::pairs::repair;
@@ -30,8 +30,8 @@ pub(crate) fn step(
     // and a turn whose tools are still running at the end after it.
     let pinned = pinned(views, options);
     let running = running_turn(views).unwrap_or(views.len());
-    let request = closing_request(views, lead, &pinned, placement);
-    let stays = |i: usize| pinned[i] || i >= running || Some(i) == request;
+    let requests = closing_requests(views, lead, &pinned, placement);
+    let stays = |i: usize| pinned[i] || i >= running || requests.contains(&i);
     let picked: Vec<usize> = (lead..views.len())
         .filter(|&i| !replaced_whole(views, replaced, i) && !stays(i))
         .filter(|&i| views[i].role != Role::Notice && !views[i].is_empty())
@@ -88,7 +88,8 @@ pub(crate) fn step(
             let text = text.trim();
             let mut warnings = ask.input.warnings;
             let kept = (0..lead).chain((lead..views.len()).filter(|&i| stays(i)));
-            let mut plan = drop_empty(kept.map(Step::keep).collect(), views, &mut warnings);
+            let kept = kept.map(|i| carry(views, i, &requests)).collect();
+            let mut plan = drop_empty(kept, views, &mut warnings);
             plan.push(Step::Insert(Synthetic::Summary(summary::summary_message(
                 text,
             ))));

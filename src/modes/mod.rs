@@ -11,7 +11,7 @@ use crate::message::{Message, Role};
 use crate::modes::deterministic::PREAMBLE;
 use crate::options::Warning;
 use crate::plan::pairs::pending_calls;
-use crate::plan::{Plan, Step, Synthetic};
+use crate::plan::{Edit, Plan, Step, Synthetic};
 use crate::text::{MARKER_PREFIX, SUMMARY_PREFIX};
 
 /// What a mode decided.
@@ -135,43 +135,102 @@ pub(crate) fn running_turn(views: &[Message<'_>]) -> Option<usize> {
         .then_some(start)
 }
 
-/// The user request a whole-history mode keeps besides the summary, pins and a
-/// running turn, where those alone would leave an assistant turn last (or
-/// right before the running turn): the summary must go before a pinned
-/// assistant that would open the messages or follow another (Anthropic,
-/// Gemini), and the messages would then end on that old turn (Gemini refuses
-/// it, Anthropic reads it as a prefill to continue) or put it before a call
-/// turn (Gemini wants a user turn there). The newest message of the person's
-/// own after that assistant and before the running turn stays, so the request
-/// ends on the question to answer; never one a compaction wrote.
-pub(crate) fn closing_request(
+/// The requests a whole-history mode keeps besides the summary, pins and a
+/// running turn. Where a user turn must come first (Anthropic, Gemini), the
+/// summary goes before the first pinned assistant, which can leave an old
+/// assistant turn last (Gemini refuses it, Anthropic reads it as a prefill to
+/// continue) or right before a call turn (Gemini wants a user turn there). For
+/// each such place, the newest message of the person's own before it (and after
+/// that assistant) stays, so the request ends on the question to answer. Laid
+/// out with the pins, the running turn and the summary alone, so it applies only
+/// where that layout needs it; never a message only a compaction wrote.
+pub(crate) fn closing_requests(
     views: &[Message<'_>],
     lead: usize,
     pinned: &[bool],
     placement: ResultsPlacement,
-) -> Option<usize> {
+) -> Vec<usize> {
     if placement != ResultsPlacement::NextUserMessage {
-        return None;
+        return Vec::new();
     }
     let end = running_turn(views).unwrap_or(views.len());
-    // Where the summary goes with only the pins and the running turn.
     let mut steps: Plan = (0..views.len())
         .filter(|&i| i < lead || pinned[i] || i >= end)
         .map(Step::keep)
         .collect();
     steps.push(Step::Insert(Synthetic::Summary(String::new())));
     place_added(&mut steps, views, placement);
-    let last = steps.iter().rev().find_map(|s| match s {
-        Step::Keep { index, .. } if *index >= end || views[*index].role == Role::Notice => None,
-        Step::Keep { index, .. } => Some(Some(*index)),
-        Step::Insert(_) => Some(None),
-    })??;
-    if views[last].role != Role::Assistant {
-        return None;
+    // What is sent, in order (`None`: the summary).
+    let sent: Vec<Option<usize>> = steps
+        .iter()
+        .filter_map(|s| match s {
+            Step::Keep { index, .. } if views[*index].role == Role::Notice => None,
+            Step::Keep { index, .. } => Some(Some(*index)),
+            Step::Insert(_) => Some(None),
+        })
+        .collect();
+    let assistant = |at: Option<usize>| at.filter(|&i| views[i].role == Role::Assistant);
+    let mut gaps = Vec::new();
+    for pair in sent.windows(2) {
+        if let (Some(a), Some(c)) = (assistant(pair[0]), assistant(pair[1])) {
+            if !views[c].calls.is_empty() && a + 1 < c {
+                gaps.push((a, c));
+            }
+        }
     }
-    (last + 1..end).rev().find(|&i| {
-        let m = &views[i];
-        m.role == Role::User && !m.has_results() && !m.is_empty() && !m.holds_written()
+    if let Some(a) = sent
+        .last()
+        .copied()
+        .and_then(assistant)
+        .filter(|&a| a < end)
+    {
+        gaps.push((a, end));
+    }
+    gaps.into_iter()
+        .filter_map(|(a, c)| {
+            (a + 1..c).rev().find(|&i| {
+                let m = &views[i];
+                m.role == Role::User && !m.has_results() && !m.is_empty() && !m.is_written()
+            })
+        })
+        .collect()
+}
+
+/// The step that keeps message `i` in a whole-history mode: a kept request
+/// (`requests`) leaves out what an earlier compaction merged into it, which the
+/// new summary stands for.
+pub(crate) fn carry(views: &[Message<'_>], i: usize, requests: &[usize]) -> Step {
+    let edits = if requests.contains(&i) {
+        superseded(&views[i], false, true)
+            .map(|part| Edit::DropText { part })
+            .collect()
+    } else {
+        Vec::new()
+    };
+    Step::Keep { index: i, edits }
+}
+
+/// The text parts of a kept message that a new marker or summary stands for,
+/// from the first part an earlier compaction merged into it (a marker; for a
+/// new summary, `keep_summary` false, a summary too) to its end: those parts,
+/// and the caller's texts merged in after them (they came from what followed,
+/// now the oldest of the middle: a marker counts them, the summarizer reads
+/// them first) — never an earlier summary recency keeps, nor the caller's texts
+/// of a `pinned` message, which stays as it is.
+pub(crate) fn superseded<'m>(
+    m: &'m Message<'_>,
+    keep_summary: bool,
+    pinned: bool,
+) -> impl Iterator<Item = usize> + 'm {
+    let written = move |t: &str| t.starts_with(MARKER_PREFIX) || !keep_summary && is_summary(t);
+    let from = (m.role == Role::User)
+        .then(|| m.texts.iter().position(|t| written(t)))
+        .flatten()
+        .filter(|&k| !m.is_only_text(k))
+        .unwrap_or(m.texts.len());
+    (from..m.texts.len()).filter(move |&k| {
+        let t = m.texts[k];
+        written(t) || !pinned && !is_summary(t)
     })
 }
 

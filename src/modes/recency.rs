@@ -6,7 +6,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::formats::ResultsPlacement;
 use crate::message::{Message, Role};
 use crate::modes::{
-    drop_empty, is_summary, is_written, newest_summary, place_added, summary_alone, Decision,
+    drop_empty, is_written, newest_summary, place_added, summary_alone, superseded, Decision,
 };
 use crate::options::{Options, Warning};
 use crate::plan::facts::{gather, read_marker, Facts, LATEST_REQUEST, TOOLS_USED};
@@ -430,30 +430,6 @@ fn prune(
         })
         .collect();
     (steps, pruned)
-}
-
-/// The text parts of a kept message that a new marker or summary stands for,
-/// from the first part an earlier compaction merged into it (a marker; for a
-/// new summary, `keep_summary` false, a summary too) to its end: those parts,
-/// and the caller's texts merged in after them (they came from what followed,
-/// now the oldest of the middle: a marker counts them, the summarizer reads
-/// them first) — never an earlier summary recency keeps, nor the caller's texts
-/// of a `pinned` message, which stays as it is.
-fn superseded<'m>(
-    m: &'m Message<'_>,
-    keep_summary: bool,
-    pinned: bool,
-) -> impl Iterator<Item = usize> + 'm {
-    let written = move |t: &str| t.starts_with(MARKER_PREFIX) || !keep_summary && is_summary(t);
-    let from = (m.role == Role::User)
-        .then(|| m.texts.iter().position(|t| written(t)))
-        .flatten()
-        .filter(|&k| !m.is_only_text(k))
-        .unwrap_or(m.texts.len());
-    (from..m.texts.len()).filter(move |&k| {
-        let t = m.texts[k];
-        written(t) || !pinned && !is_summary(t)
-    })
 }
 
 /// The marker: the count line of SPEC §6 (with the totals of any earlier marker

@@ -753,10 +753,16 @@ mod tests {
             .and_then(|c| c.as_table())
             .filter(|c| !c.is_empty());
         let empty = ::toml::Table::new();
-        // A bare document's tables that name no option are other sections.
+        // A bare document's tables (and arrays of them) that name no option are
+        // other sections.
+        let section = |v: &::toml::Value| {
+            v.is_table()
+                || v.as_array()
+                    .is_some_and(|a| !a.is_empty() && a.iter().all(::toml::Value::is_table))
+        };
         let bare: ::toml::Table = doc
             .iter()
-            .filter(|(k, v)| !v.is_table() || crate::options::is_option(k))
+            .filter(|(k, v)| !section(v) || crate::options::is_option(k))
             .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         let table = match chat.map(|c| c.get("compaction")) {
@@ -770,10 +776,11 @@ mod tests {
             return None;
         }
         let object = table.iter().map(|(k, v)| (k.clone(), to_json(v))).collect();
-        // Options at the top of a moltis.toml are said to be ignored.
-        let outside = chat.map_or(0, |_| {
+        // Options at the top of a moltis.toml or in its [chat] are said to be ignored.
+        let outside = chat.map_or(0, |chat| {
             doc.iter()
-                .filter(|(k, v)| !v.is_table() && crate::options::is_option(k))
+                .chain(chat.iter().filter(|(k, _)| *k != "compaction"))
+                .filter(|(k, v)| !section(v) && crate::options::is_option(k))
                 .count()
         });
         // A moltis.toml shows the settings hint unless it says otherwise.

@@ -274,3 +274,33 @@ test("the kept request never piles summaries up, and a running call after a pinn
     assert.deepEqual(violations(answered), [], mode);
   }
 });
+
+test("Gemini whole-history modes: a request stays before each pinned call turn that would follow a model turn, and a request merged with an earlier marker is kept without it", async () => {
+  const big = (s) => s + " " + filler(250);
+  const U = (t) => ({ role: "user", parts: [{ text: big(t) }] });
+  const M = (t) => ({ role: "model", parts: [{ text: big(t) }] });
+  const call = { role: "model", parts: [{ text: big("call") }, { functionCall: { id: "c1", name: "read", args: { p: "a" } } }] };
+  const answer = { role: "user", parts: [{ functionResponse: { id: "c1", name: "read", response: { out: big("out") } } }] };
+  const contents = [U("u0"), M("a1"), U("u2"), call, answer, M("a5"), U("u6")];
+  for (const mode of ["deterministic", "llm_replace"]) {
+    const o = { mode, contextWindow: 1000, pin: [1, 3] };
+    const r = mode === "deterministic" ? compactSync({ contents }, o) : await compact({ contents }, { ...o, summarize });
+    assert.deepEqual(r.request.contents.slice(1, 5), [contents[1], contents[2], call, answer], mode);
+    assert.deepEqual(violations(r.request), [], mode);
+  }
+  // The newest request merged with an earlier marker: kept, the marker left out.
+  const marker = "[Conversation Compacted]\n\n3 earlier messages were elided to save context space (1 user, 1 assistant, 1 tool). Recent messages are preserved verbatim below.";
+  const merged = { role: "user", parts: [{ text: big("q4 what next?") }, { text: marker }] };
+  const history = { contents: [U("u0"), M("a1"), merged] };
+  assert.deepEqual(violations(history), []);
+  for (const mode of ["deterministic", "llm_replace"]) {
+    const o = { mode, pin: [1] };
+    const r = mode === "deterministic" ? compactSync(history, o) : await compact(history, { ...o, summarize });
+    const out = r.request.contents;
+    assert.equal(out.length, 3, mode);
+    assert.equal(out[1], history.contents[1]);
+    assert.deepEqual(out[2].parts, [merged.parts[0]], `${mode}: the request without the old marker`);
+    assert.equal(count(out, "[Conversation Compacted]"), 0);
+    assert.deepEqual(violations(r.request), [], mode);
+  }
+});

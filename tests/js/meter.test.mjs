@@ -695,3 +695,27 @@ test("a count above what wasm's usize holds is clamped with a warning, not silen
     assert.ok(m.warnings.some((w) => w.code === "CLAMPED" && w.message.includes(key)), `${key}: ${JSON.stringify(m.warnings)}`);
   }
 });
+
+test("after a compaction that left out little, a kept turn's figure is still not taken; a figure that dropped since is", () => {
+  const text = (i) => `message ${i}: ` + "the quick brown fox jumps over the lazy dog and keeps running ".repeat(30);
+  const plain = Array.from({ length: 60 }, (_, i) => ({ role: i % 2 ? "assistant" : "user", content: text(i) }));
+  const per = measure(plain, { cache: false, contextWindow: 1e6 }).perMessage;
+  let sum = 0;
+  const h = plain.map((m, i) => {
+    const withUsage = m.role === "assistant" ? { ...m, requestInputTokens: sum } : m;
+    sum += per[i];
+    return withUsage;
+  });
+  const opts = { mode: "recency_preserving", contextWindow: 20000, tailBudgetRatio: 0.75, protectHead: 1, protectTailMin: 4 };
+  const r = compactSync(h, opts);
+  for (const cache of [true, false]) {
+    const m = measure(r.messages, { ...opts, cache });
+    assert.equal(m.reported, false);
+    assert.equal(m.tokens, r.notice.tokensAfter);
+  }
+  // A turn answered since reports less than the kept turns did: its figure is taken, whatever it is.
+  const next = [...r.messages, { role: "assistant", content: "ok", requestInputTokens: 15500 }, { role: "user", content: "and?" }];
+  const after = measure(next, opts);
+  assert.equal(after.reported, true);
+  assert.ok(after.tokens >= 15500);
+});
