@@ -1,12 +1,12 @@
 //! `deterministic`: leading system messages + one user message holding a bounded,
 //! structured index of everything else. Zero LLM calls.
 
-use crate::error::{Error, ErrorKind, Result};
+use crate::error::Result;
 use crate::formats::ResultsPlacement;
 use crate::message::{Message, Role};
 use crate::modes::{
-    carry, closing_requests, drop_empty, newest_summary, place_added, replaced_whole, running_turn,
-    summary_part, Decision,
+    carry, closing_requests, drop_empty, newest_summary, nothing_to_summarize, place_added,
+    replaced_whole, running_turn, summary_part, Decision,
 };
 use crate::options::Options;
 use crate::plan::bound::{bound, SUMMARY_BUDGET};
@@ -54,14 +54,7 @@ pub(crate) fn plan(
         .iter()
         .all(|&i| views[i].role == Role::Notice || views[i].is_empty())
     {
-        return Err(Error::new(
-            ErrorKind::TooSmallToCompact,
-            if prior_at.is_some() {
-                "nothing was added since the last summary: there is nothing new to summarize"
-            } else {
-                "everything after the system messages stays as it is (pinned, or a turn whose tools are still running): there is nothing to summarize"
-            },
-        ));
+        return Err(nothing_to_summarize(prior_at.is_some()));
     }
 
     let mut budget = SUMMARY_BUDGET;

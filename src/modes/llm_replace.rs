@@ -5,7 +5,8 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::formats::ResultsPlacement;
 use crate::message::{Message, Role};
 use crate::modes::{
-    carry, closing_requests, drop_empty, place_added, replaced_whole, running_turn, Decision,
+    carry, closing_requests, drop_empty, nothing_to_summarize, place_added, replaced_whole,
+    running_turn, Decision,
 };
 use crate::options::{Mode, Options};
 use crate::plan::pairs::repair;
@@ -37,14 +38,7 @@ pub(crate) fn step(
         .filter(|&i| views[i].role != Role::Notice && !views[i].is_empty())
         .collect();
     if picked.is_empty() {
-        return Err(Error::new(
-            ErrorKind::TooSmallToCompact,
-            if replaced.is_some() {
-                "nothing was added since the last summary: there is nothing new to summarize"
-            } else {
-                "the history holds only system messages (and pinned ones, which stay as they are): there is nothing to summarize"
-            },
-        ));
+        return Err(nothing_to_summarize(replaced.is_some()));
     }
     let ask = summary::ask(
         Mode::LlmReplace,

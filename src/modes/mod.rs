@@ -6,6 +6,7 @@ pub(crate) mod llm_replace;
 pub(crate) mod recency;
 pub(crate) mod structured;
 
+use crate::error::{Error, ErrorKind};
 use crate::formats::ResultsPlacement;
 use crate::message::{Message, Role};
 use crate::modes::deterministic::PREAMBLE;
@@ -194,6 +195,19 @@ pub(crate) fn closing_requests(
             })
         })
         .collect()
+}
+
+/// The error of a whole-history mode with nothing to summarize: only an earlier
+/// summary (`after_summary`), or messages that all stay.
+pub(crate) fn nothing_to_summarize(after_summary: bool) -> Error {
+    Error::new(
+        ErrorKind::TooSmallToCompact,
+        if after_summary {
+            "nothing was added since the last summary: there is nothing new to summarize"
+        } else {
+            "everything after the system messages stays as it is (pinned, or a turn whose tools are still running): there is nothing to summarize"
+        },
+    )
 }
 
 /// The step that keeps message `i` in a whole-history mode: a kept request
