@@ -644,21 +644,25 @@ const JS_ONLY = new Set(["summarize", "signal", "countTokens", "count_tokens", "
 /** A getter or Proxy trap of the caller's options that threw, as INVALID_CONFIG. */
 const optionsThrew = (cause) => new CompactionError("INVALID_CONFIG", `options: reading them threw: ${cause?.message ?? String(cause)}`, { cause });
 
-/** Whether `options` is an array (a revoked Proxy throws even this: INVALID_CONFIG). */
-function optionsArray(options) {
+/**
+ * INVALID_CONFIG unless `options` is a plain object (`expected`: what to say it
+ * should be). A revoked Proxy throws even `Array.isArray`: INVALID_CONFIG too.
+ */
+function expectOptionsObject(options, expected) {
+  let array;
   try {
-    return Array.isArray(options);
+    array = Array.isArray(options);
   } catch (cause) {
     throw optionsThrew(cause);
+  }
+  if (typeof options !== "object" || array) {
+    throw new CompactionError("INVALID_CONFIG", `options: expected ${expected}, got ${array ? "an array" : typeof options}`);
   }
 }
 
 function optionsJson(options) {
   if (options === undefined || options === null) return "";
-  if (typeof options !== "object" || optionsArray(options)) {
-    const got = optionsArray(options) ? "an array" : typeof options;
-    throw new CompactionError("INVALID_CONFIG", `options: expected an object, got ${got}`);
-  }
+  expectOptionsObject(options, "an object");
   let entries;
   try {
     entries = Object.entries(options);
@@ -1147,8 +1151,9 @@ export function rebase(result, currentHistory) {
   const json = result[COVERED_JSON];
   for (let i = 0; i < covered.length; i++) {
     // (a message that cannot be read as JSON now, a BigInt or a cycle, changed)
-    const now = current[i] === covered[i] ? undefined : jsonOf(current[i]);
-    const same = json?.[i] !== undefined ? (now ?? jsonOf(current[i])) === json[i] : current[i] === covered[i] || (now !== undefined && now === jsonOf(covered[i]));
+    const same =
+      json?.[i] !== undefined ? jsonOf(current[i]) === json[i]
+      : current[i] === covered[i] || (jsonOf(current[i]) ?? NaN) === jsonOf(covered[i]);
     if (!same) throw stale(`messages[${i}] changed since the compaction started`);
   }
   const appended = current.slice(covered.length);
@@ -1225,10 +1230,7 @@ export function validate(history, options) {
   let opts = "{}";
   let cache = "once seen";
   if (options !== undefined && options !== null) {
-    if (typeof options !== "object" || optionsArray(options)) {
-      const got = optionsArray(options) ? "an array" : typeof options;
-      throw new CompactionError("INVALID_CONFIG", `options: expected an object {format?, provider?, strictAlternation?, cache?}, got ${got}`);
-    }
+    expectOptionsObject(options, "an object {format?, provider?, strictAlternation?, cache?}");
     try {
       // `cache` is the JS layer's, as for every other call
       opts = JSON.stringify(options, (key, v) => {

@@ -5,8 +5,8 @@ use crate::error::Result;
 use crate::formats::ResultsPlacement;
 use crate::message::{Message, Role};
 use crate::modes::{
-    carry, closing_requests, drop_empty, newest_summary, nothing_to_summarize, place_added,
-    replaced_whole, running_turn, summary_part, Decision,
+    carry, drop_empty, newest_summary, nothing_to_summarize, place_added, replaced_whole, staying,
+    summary_part, Decision,
 };
 use crate::options::Options;
 use crate::plan::bound::{bound, SUMMARY_BUDGET};
@@ -42,14 +42,11 @@ pub(crate) fn plan(
     let prior = prior_at
         .and_then(|i| views[i].texts.get(summary_part(&views[i])?))
         .map(|t| prior_highlights(t));
-    // Pins stay, and so does a turn whose tools are still running at the end.
-    let running = running_turn(views).unwrap_or(views.len());
-    let requests = closing_requests(views, lead, &pinned, placement);
-    let stays = |i: usize| pinned[i] || i >= running || requests.contains(&i);
+    let (stays, requests) = staying(views, lead, &pinned, placement);
     let picked: Vec<usize> = (lead..views.len())
-        .filter(|&i| !replaced_whole(views, prior_at, i) && !stays(i))
+        .filter(|&i| !replaced_whole(views, prior_at, i) && !stays[i])
         .collect();
-    let carried: Vec<usize> = (lead..views.len()).filter(|&i| stays(i)).collect();
+    let carried: Vec<usize> = (lead..views.len()).filter(|&i| stays[i]).collect();
     if picked
         .iter()
         .all(|&i| views[i].role == Role::Notice || views[i].is_empty())

@@ -5,8 +5,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::formats::ResultsPlacement;
 use crate::message::{Message, Role};
 use crate::modes::{
-    carry, closing_requests, drop_empty, nothing_to_summarize, place_added, replaced_whole,
-    running_turn, Decision,
+    carry, drop_empty, nothing_to_summarize, place_added, replaced_whole, staying, Decision,
 };
 use crate::options::{Mode, Options};
 use crate::plan::pairs::repair;
@@ -30,11 +29,9 @@ pub(crate) fn step(
     // Mid-history system messages and pins stay verbatim, before the summary,
     // and a turn whose tools are still running at the end after it.
     let pinned = pinned(views, options);
-    let running = running_turn(views).unwrap_or(views.len());
-    let requests = closing_requests(views, lead, &pinned, placement);
-    let stays = |i: usize| pinned[i] || i >= running || requests.contains(&i);
+    let (stays, requests) = staying(views, lead, &pinned, placement);
     let picked: Vec<usize> = (lead..views.len())
-        .filter(|&i| !replaced_whole(views, replaced, i) && !stays(i))
+        .filter(|&i| !replaced_whole(views, replaced, i) && !stays[i])
         .filter(|&i| views[i].role != Role::Notice && !views[i].is_empty())
         .collect();
     if picked.is_empty() {
@@ -81,7 +78,7 @@ pub(crate) fn step(
         Some(Reply::Summary { text, .. }) => {
             let text = text.trim();
             let mut warnings = ask.input.warnings;
-            let kept = (0..lead).chain((lead..views.len()).filter(|&i| stays(i)));
+            let kept = (0..lead).chain((lead..views.len()).filter(|&i| stays[i]));
             let kept = kept.map(|i| carry(views, i, &requests)).collect();
             let mut plan = drop_empty(kept, views, &mut warnings);
             plan.push(Step::Insert(Synthetic::Summary(summary::summary_message(

@@ -136,8 +136,26 @@ pub(crate) fn running_turn(views: &[Message<'_>]) -> Option<usize> {
         .then_some(start)
 }
 
+/// What a whole-history mode keeps besides the leading system messages and its
+/// summary: pins, a turn whose tools are still running at the end (its results
+/// are appended next), and the requests [`closing_requests`] finds. Whether each
+/// message stays, and those requests (for [`carry`]).
+pub(crate) fn staying(
+    views: &[Message<'_>],
+    lead: usize,
+    pinned: &[bool],
+    placement: ResultsPlacement,
+) -> (Vec<bool>, Vec<usize>) {
+    let end = running_turn(views).unwrap_or(views.len());
+    let requests = closing_requests(views, lead, pinned, end, placement);
+    let stays = (0..views.len())
+        .map(|i| pinned[i] || i >= end || requests.contains(&i))
+        .collect();
+    (stays, requests)
+}
+
 /// The requests a whole-history mode keeps besides the summary, pins and a
-/// running turn. Where a user turn must come first (Anthropic, Gemini), the
+/// running turn (from `end` on). Where a user turn must come first (Anthropic, Gemini), the
 /// summary goes before the first pinned assistant, which can leave an old
 /// assistant turn last (Gemini refuses it, Anthropic reads it as a prefill to
 /// continue) or right before a call turn (Gemini wants a user turn there). For
@@ -145,16 +163,16 @@ pub(crate) fn running_turn(views: &[Message<'_>]) -> Option<usize> {
 /// that assistant) stays, so the request ends on the question to answer. Laid
 /// out with the pins, the running turn and the summary alone, so it applies only
 /// where that layout needs it; never a message only a compaction wrote.
-pub(crate) fn closing_requests(
+fn closing_requests(
     views: &[Message<'_>],
     lead: usize,
     pinned: &[bool],
+    end: usize,
     placement: ResultsPlacement,
 ) -> Vec<usize> {
     if placement != ResultsPlacement::NextUserMessage {
         return Vec::new();
     }
-    let end = running_turn(views).unwrap_or(views.len());
     let mut steps: Plan = (0..views.len())
         .filter(|&i| i < lead || pinned[i] || i >= end)
         .map(Step::keep)
