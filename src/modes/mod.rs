@@ -162,7 +162,8 @@ pub(crate) fn staying(
 /// each such place, the newest message of the person's own before it (and after
 /// that assistant) stays, so the request ends on the question to answer. Laid
 /// out with the pins, the running turn and the summary alone, so it applies only
-/// where that layout needs it; never a message only a compaction wrote.
+/// where that layout needs it; never a message only a compaction wrote, but an
+/// earlier marker where no request of the person's is there.
 fn closing_requests(
     views: &[Message<'_>],
     lead: usize,
@@ -205,12 +206,24 @@ fn closing_requests(
     {
         gaps.push((a, end));
     }
+    let user = |i: usize| views[i].role == Role::User && !views[i].has_results();
+    let own = |i: usize| user(i) && !views[i].is_empty() && !views[i].is_written();
+    // Without a request of the person's there, an earlier marker of its own
+    // fills the gap (it stays as it is and stands for what it elided; a summary
+    // would not, the new one replaces it).
+    let marker = |i: usize| {
+        user(i)
+            && views[i].is_only_text(0)
+            && views[i].texts[0]
+                .trim_start()
+                .starts_with(MARKER_PREFIX.trim_end())
+    };
     gaps.into_iter()
         .filter_map(|(a, c)| {
-            (a + 1..c).rev().find(|&i| {
-                let m = &views[i];
-                m.role == Role::User && !m.has_results() && !m.is_empty() && !m.is_written()
-            })
+            let mut gap = (a + 1..c).rev();
+            gap.clone()
+                .find(|&i| own(i))
+                .or_else(|| gap.find(|&i| marker(i)))
         })
         .collect()
 }

@@ -304,3 +304,24 @@ test("Gemini whole-history modes: a request stays before each pinned call turn t
     assert.deepEqual(violations(r.request), [], mode);
   }
 });
+
+test("Gemini whole-history modes: where only an earlier marker stands between a pinned model turn and a pinned call turn, the marker stays there", async () => {
+  const U = (t) => ({ role: "user", parts: [{ text: t }] });
+  const M = (t) => ({ role: "model", parts: [{ text: t }] });
+  const call = { role: "model", parts: [{ text: "PIN reading" }, { functionCall: { name: "read", args: { path: "x" } } }] };
+  const answer = { role: "user", parts: [{ functionResponse: { name: "read", response: { result: "XX" } } }] };
+  const history = [U("start"), M("ok PIN"), U("q1 " + filler(3000)), M("a1 " + filler(3000)), U("q2"), call, answer, M("after " + filler(3000)), U("q3 " + filler(3000)), M("a3 " + filler(3000)), U("latest"), M("done")];
+  const pin = (m) => JSON.stringify(m).includes("PIN");
+  // A recency compaction leaves its marker between the two pins.
+  const first = compactSync(history, { mode: "recency_preserving", contextWindow: 4000, protectHead: 2, protectTailMin: 2, pin });
+  const at = first.messages.indexOf(call);
+  assert.ok(isAdded(first.messages[at - 1]) && first.messages[at - 2].role === "model", roles(first.messages));
+  const next = [...first.messages, U("new question")];
+  for (const mode of ["deterministic", "llm_replace"]) {
+    const r = mode === "deterministic" ? compactSync(next, { mode, pin }) : await compact(next, { mode, pin, summarize });
+    const i = r.messages.indexOf(call);
+    assert.equal(r.messages[i - 1], first.messages[at - 1], `${mode}: the earlier marker stays before the call turn`);
+    assert.deepEqual(violations(r.messages), [], `${mode}: ${roles(r.messages)}`);
+    assert.equal(count(r.messages, "[Conversation Summary]"), 1, mode);
+  }
+});
