@@ -51,12 +51,16 @@ pub struct Meter {
 /// Whether the usage `reported` on assistant `a` may count a history a
 /// compaction replaced. Only after a compaction (a summary or marker comes
 /// before the turn): a turn the compaction kept carries the figure of the
-/// request before it. A turn answered since reports about the estimate of what
-/// now precedes it, and below the figures of the kept turns before it: a figure
-/// that dropped is taken; one more than a quarter above that estimate is not.
-/// (What the meter cannot see, such as the tool definitions a bare array
-/// leaves out, then goes uncounted until the next figure that dropped; the
-/// history ambiguous, a loop of compactions is the worse mistake.)
+/// request before it. A turn answered since reports what now precedes it, and
+/// below the figures of the kept turns before it: a figure that dropped is
+/// taken. Otherwise it is compared with what a fresh figure would be: the
+/// estimate of what precedes the turn, plus what the provider counted beyond
+/// the estimate on the newest figure older than every compaction (its history
+/// is still all there: the system prompt and tools a bare array leaves out,
+/// the estimator's error), give or take an eighth of what came since. Without
+/// such a figure, one more than a quarter above the estimate is not taken.
+/// (Either way a compaction that left out less than that margin keeps its old
+/// figure; the history ambiguous, a loop of compactions is the worse mistake.)
 fn stale(views: &[Message<'_>], a: usize, reported: u64, spend: &Spend) -> bool {
     let Some(w) = views[..a].iter().rposition(Message::holds_written) else {
         return false;
@@ -67,10 +71,28 @@ fn stale(views: &[Message<'_>], a: usize, reported: u64, spend: &Spend) -> bool 
     if dropped {
         return false;
     }
-    let before = views[..a]
+    let estimate = |end: usize| {
+        views[..end]
+            .iter()
+            .fold(spend.fixed(), |acc, m| acc.saturating_add(m.tokens))
+    };
+    let before = estimate(a);
+    let first = views.iter().position(Message::holds_written).unwrap_or(w);
+    let untouched = views[..first]
         .iter()
-        .fold(spend.fixed(), |acc, m| acc.saturating_add(m.tokens));
-    reported > before.saturating_add(before / 4)
+        .rposition(|m| m.reported_input_tokens.is_some());
+    match untouched {
+        Some(h) => {
+            let then = estimate(h);
+            let beyond = views[h]
+                .reported_input_tokens
+                .unwrap_or(0)
+                .saturating_sub(then);
+            let margin = (before - then) / 8;
+            reported > before.saturating_add(beyond).saturating_add(margin)
+        }
+        None => reported > before.saturating_add(before / 4),
+    }
 }
 
 /// Reads the meter. When the last assistant turn carries provider-reported input

@@ -719,3 +719,38 @@ test("after a compaction that left out little, a kept turn's figure is still not
   assert.equal(after.reported, true);
   assert.ok(after.tokens >= 15500);
 });
+
+test("after a compaction, a figure is judged against the newest figure older than every compaction: a kept turn's is refused even where little was left out, a fresh one is taken even with much the meter cannot see", () => {
+  const words = (n, s) => Array.from({ length: n }, (_, i) => `${s}${i % 97}`).join(" ");
+  const turns = [{ role: "system", content: "You are a coding agent." }];
+  for (let t = 0; t < 12; t++) {
+    turns.push({ role: "user", content: `step ${t}: ` + words(40, "u") });
+    turns.push({ role: "assistant", content: null, tool_calls: [{ id: `c${t}`, type: "function", function: { name: "read", arguments: `{"path":"src/f${t}.rs"}` } }] });
+    turns.push({ role: "tool", tool_call_id: `c${t}`, content: words(t < 6 ? 900 : 60, "x") });
+  }
+  const per = measure(turns, { cache: false, contextWindow: 1e6 }).perMessage;
+  // What the provider reported: the history before each turn, plus `hidden` tokens
+  // the bare array does not show (tool definitions, a system prompt held apart).
+  const reported = (hidden) => turns.map((m, i) => (m.role === "assistant" ? { ...m, requestInputTokens: hidden + per.slice(0, i).reduce((a, b) => a + b, 0) } : m));
+  const total = per.reduce((a, b) => a + b, 0);
+  // A compaction that leaves out about an eighth (a tail budget near its maximum).
+  const small = { mode: "recency_preserving", contextWindow: Math.ceil(total / 0.95) - 20, protectTailMin: 30, tailBudgetRatio: 0.8 };
+  const h = reported(0);
+  assert.equal(measure(h, small).shouldCompact, true);
+  const r = compactSync(h, small);
+  assert.ok(r.notice.tokensAfter > 0.8 * r.notice.tokensBefore, `little left out: ${r.notice.tokensBefore} → ${r.notice.tokensAfter}`);
+  const after = measure([...r.messages, { role: "user", content: "next" }], small);
+  assert.equal(after.reported, false, "the kept turn's figure counts what was left out");
+  assert.equal(after.shouldCompact, false);
+  // 6,000 tokens the meter cannot see: a figure answered since is taken, the kept ones still not.
+  const hidden = 6000;
+  const wide = { mode: "recency_preserving", contextWindow: Math.ceil((total + hidden) / 0.95) - 20 };
+  const compacted = compactSync(reported(hidden), wide);
+  const kept = [...compacted.messages, { role: "user", content: "next" }];
+  assert.equal(measure(kept, wide).reported, false);
+  const fresh = compacted.notice.tokensAfter + hidden;
+  const answered = [...kept, { role: "assistant", content: "done", requestInputTokens: fresh }, { role: "user", content: "and?" }];
+  const m = measure(answered, wide);
+  assert.equal(m.reported, true, "a figure answered since is taken");
+  assert.ok(m.tokens >= fresh && m.tokens < fresh + 100, `${m.tokens}`);
+});
