@@ -54,6 +54,35 @@ let onceSeen = false;
 // The tokenizer whose records let a stub stand for a known message (the meter
 // and the total only; undefined: every message is written out).
 let stubBy;
+/**
+ * The session (src/session.rs): the history wasm holds from an earlier call,
+ * `{id, items, entries, by, stubbed, calls}` — its number, the message
+ * objects it holds in order and their cache entries, the tokenizer they were
+ * estimated with, whether a meter's
+ * stub stands for any of them (a compaction then takes none), and the calls
+ * that added to it (each leaves its tape in wasm until the session starts
+ * afresh, after `SESSION_CALLS`).
+ */
+const NO_SESSION = { id: 0, items: [], entries: [], by: undefined, stubbed: false, calls: 0 };
+let session = NO_SESSION;
+const SESSION_CALLS = 32;
+/**
+ * This call's view of the session: the items it may send as `earlier` nodes
+ * (undefined: none), and the cache entries their views were read from (what
+ * they are compared with: a later write of the same object elsewhere does not
+ * change what the session holds).
+ */
+let heldItems;
+let heldEntries;
+/** Messages sent as `earlier` nodes so far: the first `refs` of the history. */
+let refs = 0;
+/** The items of the history array (the first message array written), as read, and the array. */
+let historyItems;
+let historyArray;
+/** Whether the messages being written are the history's. */
+let writingHistory = false;
+/** Stubs written this call. */
+let stubsWritten = 0;
 /** The bit of a record's first number (src/memo.rs) that says whether a stub may stand for its message. */
 const RECORD_STUB = 1 << 3;
 const bits = new Float64Array(1);
@@ -225,6 +254,9 @@ function value(v, depth, path, key, answered = false) {
         if (named && onceSeen) caching &&= seenBefore(items);
         const entries = named && caching ? [] : undefined;
         if (named) entriesOf.set(v, entries);
+        const outerHistory = writingHistory;
+        writingHistory = named && historyItems === undefined && caching;
+        if (writingHistory) [historyItems, historyArray] = [items, v];
         for (let i = 0; i < n; i++) {
           const item = items[i];
           if (skipped(item)) {
@@ -240,6 +272,7 @@ function value(v, depth, path, key, answered = false) {
           } else value(item, depth + 1, path);
         }
         caching = outerCaching;
+        writingHistory = outerHistory;
         flush();
         words[spanAt] = nWords - spanAt - 1;
         return;
@@ -467,7 +500,8 @@ function readingFailed(e, path) {
  */
 function message(v, depth, index) {
   const cacheable = caching && v !== null && typeof v === "object";
-  const cached = cacheable ? segments.get(v) : undefined;
+  const held = writingHistory && index === refs && heldItems !== undefined && heldItems[index] === v;
+  const cached = held ? heldEntries[index] : cacheable ? segments.get(v) : undefined;
   if (cached !== undefined) {
     // A frozen message cannot have changed: no walk to take (unless it now lies
     // deeper than it was written, where the walk checks the nesting limit).
@@ -482,10 +516,16 @@ function message(v, depth, index) {
       if (same && depth > cached.depth) cached.depth = depth;
     }
     if (same) {
-      // Known to the meter: one word instead of the message (src/memo.rs).
-      if (stubBy !== undefined && cached.by === stubBy && (cached.record[0] & RECORD_STUB) !== 0) {
+      if (held) {
+        // Held by the session: one word, and wasm takes its view as it is.
+        flush();
+        word(9);
+        refs++;
+      } else if (stubBy !== undefined && cached.by === stubBy && (cached.record[0] & RECORD_STUB) !== 0) {
+        // Known to the meter: one word instead of the message (src/memo.rs).
         flush();
         word(8);
+        stubsWritten++;
       } else copy(cached);
       return cached;
     }
@@ -542,11 +582,17 @@ function release() {
  * the caller's getter or toJSON (re-entrant) encodes into buffers of its own
  * and leaves the outer encoding as it was.
  */
-function tape(input, what, cache = "once seen", stubTokenizer = undefined) {
+function tape(input, what, cache = "once seen", stubTokenizer = undefined, held = undefined) {
   if (input === undefined) {
     throw invalid(`${what}: expected ${EXPECTED_INPUT}, got undefined`);
   }
   if (encoding) return nested(input, what, cache, stubTokenizer);
+  heldItems = held?.items;
+  heldEntries = held?.entries;
+  refs = 0;
+  historyItems = historyArray = undefined;
+  writingHistory = false;
+  stubsWritten = 0;
   nWords = 0;
   nBytes = 0;
   base = 0;
@@ -573,6 +619,7 @@ function tape(input, what, cache = "once seen", stubTokenizer = undefined) {
   } finally {
     encoding = false;
     seen = undefined;
+    heldItems = heldEntries = undefined; // nothing of the session outlives the call's writing
     settle();
   }
   const views = [words.subarray(0, nWords), bytes.subarray(0, nBytes)];
@@ -582,12 +629,15 @@ function tape(input, what, cache = "once seen", stubTokenizer = undefined) {
   const entries = entriesOf.get(messages);
   readKeys = new Map();
   entriesOf = new Map();
-  return { views, messages, key, remapped, entries };
+  // (the session holds the array wasm reads the messages from)
+  const items = historyArray === messages ? historyItems : undefined;
+  historyItems = historyArray = undefined;
+  return { views, messages, key, remapped, entries, items, refs, stubs: stubsWritten };
 }
 
 /** `tape` while another encoding is under way: fresh buffers, the outer state restored. */
 function nested(input, what, cache, stubTokenizer) {
-  const outer = [words, bytes, nWords, nBytes, base, readMessages, readKeys, entriesOf, remapped, caching, onceSeen, stubBy, run, fresh, seen, frozen, trustFrozen];
+  const outer = [words, bytes, nWords, nBytes, base, readMessages, readKeys, entriesOf, remapped, caching, onceSeen, stubBy, run, fresh, seen, frozen, trustFrozen, heldItems, heldEntries, refs, historyItems, historyArray, writingHistory, stubsWritten];
   fresh = [];
   words = new Uint32Array(1 << 10);
   bytes = new Uint8Array(1 << 12);
@@ -597,7 +647,7 @@ function nested(input, what, cache, stubTokenizer) {
     return { ...t, views: t.views.map((v) => v.slice()) };
   } finally {
     encoding = true;
-    [words, bytes, nWords, nBytes, base, readMessages, readKeys, entriesOf, remapped, caching, onceSeen, stubBy, run, fresh, seen, frozen, trustFrozen] = outer;
+    [words, bytes, nWords, nBytes, base, readMessages, readKeys, entriesOf, remapped, caching, onceSeen, stubBy, run, fresh, seen, frozen, trustFrozen, heldItems, heldEntries, refs, historyItems, historyArray, writingHistory, stubsWritten] = outer;
   }
 }
 
@@ -778,18 +828,23 @@ const keepsRecords = (by, entries) => by !== undefined && entries !== undefined;
 
 /**
  * The records known for the messages whose cache `entries` the tape writer
- * collected (wasm's `known` layout, see src/memo.rs).
+ * collected (wasm's `known` layout, see src/memo.rs); none for the first
+ * `held`, which the session holds.
  */
-function knownRecords(by, entries) {
+function knownRecords(by, entries, held = 0) {
   if (!keepsRecords(by, entries)) return NO_RECORDS;
   let size = 0;
-  for (const e of entries) if (e !== undefined && e.by === by) size += e.record.length;
+  for (let i = held; i < entries.length; i++) {
+    const e = entries[i];
+    if (e !== undefined && e.by === by) size += e.record.length;
+  }
   if (size === 0) return NO_RECORDS;
   if (knownScratch.length < entries.length + size) knownScratch = new Float64Array(2 * (entries.length + size));
   const known = knownScratch;
   let at = 0;
-  for (const e of entries) {
-    if (e === undefined || e.by !== by) {
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i];
+    if (i < held || e === undefined || e.by !== by) {
       known[at++] = 0; // not known (the buffer holds an earlier call's records)
       continue;
     }
@@ -823,24 +878,40 @@ function keepRecords(memo, by, entries) {
  * once seen, see `seenBefore`); should wasm miss a stub (the history now reads
  * as another format), the call is made again with every message written out.
  */
-function call(exportFn, history, options, rest = [], stubs = false) {
+function call(exportFn, history, options, rest = [], stubs = false, held = true) {
   ensureReady();
   let opts = optionsJson(options);
   const [count, check] = counter(options);
   const by = recordsBy(options);
-  const { views: [w, b], messages, key, remapped, entries } = tape(history, "input", options?.cache === false ? false : stubs || "once seen", stubs ? by : undefined);
+  // The session holds what the records are keyed by, and never a history a
+  // call made from inside the caller's getter reads (the outer call's is).
+  const sessionBy = encoding ? undefined : by;
+  const s = session;
+  const usable = held && sessionBy !== undefined && s.by === sessionBy && (stubs || !s.stubbed) && s.calls < SESSION_CALLS;
+  const written = tape(history, "input", options?.cache === false ? false : stubs || "once seen", stubs ? by : undefined, usable ? s : undefined);
+  const { views: [w, b], messages, key, remapped, entries, items, refs } = written;
   opts = withPins(opts, options, messages);
-  const known = knownRecords(by, entries);
+  const known = knownRecords(by, entries, refs);
+  // Hold the history when the cache takes it (the session's views lean on the cached records).
+  const keep = sessionBy !== undefined && items !== undefined && keepsRecords(by, entries);
   let envelope;
   try {
     // Records are made in wasm only where they are kept (`by`).
-    envelope = exportFn(w, b, opts, ...rest, count, known, keepsRecords(by, entries));
+    envelope = exportFn(w, b, opts, ...rest, count, known, keepsRecords(by, entries), s.id, refs, keep);
   } finally {
     release();
   }
   check();
   const parsed = JSON.parse(envelope);
-  if (parsed.retry) return call(exportFn, history, options, rest, false);
+  if (parsed.retry) {
+    if (refs > 0) session = NO_SESSION;
+    return call(exportFn, history, options, rest, false, false);
+  }
+  if (parsed.session === 0) session = NO_SESSION;
+  else if (parsed.session !== undefined) {
+    const continued = refs > 0;
+    session = { id: parsed.session, items, entries, by, stubbed: written.stubs > 0 || (continued && s.stubbed), calls: continued ? s.calls + 1 : 1 };
+  }
   // Estimates made before an error (TOO_SMALL_TO_COMPACT, say) are kept too.
   keepRecords(parsed.memo, by, entries);
   if (parsed.error) throw new CompactionError(parsed.error.code, parsed.error.message);
@@ -956,7 +1027,8 @@ class Job {
     const [w, b] = this.tape;
     let envelope;
     try {
-      envelope = raw.compactStepTape(w, b, this.options, wellFormedJson(replies), this.count, this.known(), this.keeps);
+      // (no session: the steps of one compaction await between them, and other calls may run meanwhile)
+      envelope = raw.compactStepTape(w, b, this.options, wellFormedJson(replies), this.count, this.known(), this.keeps, 0, 0, false);
     } finally {
       release();
     }

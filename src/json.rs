@@ -56,6 +56,11 @@ pub(crate) trait Node<'a>: Copy {
     fn is_stub(self) -> bool {
         false
     }
+    /// Whether the node stands for a message an earlier call read, which the
+    /// session holds (see [`crate::session`]); only the value tape has them.
+    fn is_earlier(self) -> bool {
+        false
+    }
     /// Length of the node as compact JSON text (for sizing parts the library
     /// does not interpret).
     fn json_len(self) -> usize {

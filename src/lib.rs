@@ -37,6 +37,8 @@ mod notice;
 pub mod options;
 mod plan;
 mod request;
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+mod session;
 pub mod summarizer;
 mod summary;
 mod tape;
@@ -46,6 +48,8 @@ mod validate;
 
 #[cfg(target_arch = "wasm32")]
 mod wasm;
+
+use std::borrow::Cow;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -102,7 +106,7 @@ fn views<'a, N: Node<'a>>(
     memo: &Memo<'_>,
 ) -> Result<Vec<Message<'a>>> {
     let mut views = doc.read_known(memo)?;
-    memo.estimate(doc, &mut views, counter);
+    memo.estimate(doc, &mut views, 0, counter);
     // Behind a provider's compaction the provider reads nothing: those messages
     // stay in the caller's history but cost no tokens.
     if let Some(b) = views.iter().rposition(|m| m.boundary) {
@@ -111,18 +115,20 @@ fn views<'a, N: Node<'a>>(
     Ok(views)
 }
 
-/// A history read for planning: its document, its views with their estimates,
-/// what the request spends besides them, and the options in effect for it.
-struct Opened<'a, N: Node<'a>> {
+/// A history read for planning: its document, its views with their estimates
+/// (its own, or the session's: [`session`]), what the request spends besides
+/// them, and the options in effect for it.
+pub(crate) struct Opened<'v, 'a, N: Node<'a>> {
     doc: Document<'a, N>,
-    views: Vec<Message<'a>>,
+    views: Cow<'v, [Message<'a>]>,
     spend: Spend,
     config: ParsedOptions,
     window: WindowSource,
 }
 
-impl<'a, N: Node<'a>> Opened<'a, N> {
-    fn read(
+impl<'v, 'a, N: Node<'a>> Opened<'v, 'a, N> {
+    /// Opens and reads `input`.
+    pub(crate) fn read(
         input: N,
         config: &ParsedOptions,
         counter: &dyn TokenCounter,
@@ -130,6 +136,17 @@ impl<'a, N: Node<'a>> Opened<'a, N> {
     ) -> Result<Self> {
         let doc = formats::open_known(input, config.options.format, memo)?;
         let views = views(&doc, counter, memo)?;
+        Ok(Opened::of(doc, Cow::Owned(views), config, counter))
+    }
+
+    /// The opened history of `doc` read into `views`: the request's spending
+    /// and the options in effect for it.
+    pub(crate) fn of(
+        doc: Document<'a, N>,
+        views: Cow<'v, [Message<'a>]>,
+        config: &ParsedOptions,
+        counter: &dyn TokenCounter,
+    ) -> Self {
         let spend = Spend::read(&doc, counter);
         let (options, window) = spend.apply(config);
         let mut config = ParsedOptions {
@@ -147,17 +164,23 @@ impl<'a, N: Node<'a>> Opened<'a, N> {
                 ),
             });
         }
-        Ok(Opened {
+        Opened {
             doc,
             views,
             spend,
             config,
             window,
-        })
+        }
+    }
+
+    /// The document, for the session to take its nodes back.
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+    pub(crate) fn into_doc(self) -> Document<'a, N> {
+        self.doc
     }
 
     /// The whole request's tokens: messages plus what travels besides them.
-    fn tokens(&self) -> u64 {
+    pub(crate) fn tokens(&self) -> u64 {
         self.views
             .iter()
             .map(|v| v.tokens)
@@ -241,6 +264,17 @@ pub(crate) fn compact_planned<'a, N: Node<'a>>(
     counter: &dyn TokenCounter,
     memo: &Memo<'_>,
 ) -> Result<IndexedCompaction> {
+    offline_only(config)?;
+    let counter = &Capped(counter);
+    planned(step_opened(
+        &Opened::read(input, config, counter, memo)?,
+        counter,
+        &[],
+    )?)
+}
+
+/// `SUMMARIZER_REQUIRED` for an LLM mode (a synchronous compaction cannot run one).
+pub(crate) fn offline_only(config: &ParsedOptions) -> Result<()> {
     let mode = config.options.mode;
     if matches!(mode, Mode::Structured | Mode::LlmReplace) {
         return Err(Error::new(
@@ -252,7 +286,12 @@ pub(crate) fn compact_planned<'a, N: Node<'a>>(
             ),
         ));
     }
-    match step(input, config, counter, &[], memo)? {
+    Ok(())
+}
+
+/// The compaction an offline mode finished.
+pub(crate) fn planned(next: summarizer::Next) -> Result<IndexedCompaction> {
+    match next {
         summarizer::Next::Done(planned) => Ok(planned),
         summarizer::Next::Summarize(_) => Err(Error::new(
             ErrorKind::SummarizerRequired,
@@ -283,7 +322,19 @@ pub(crate) fn step<'a, N: Node<'a>>(
     memo: &Memo<'_>,
 ) -> Result<summarizer::Next> {
     let counter = &Capped(counter);
-    let opened = Opened::read(input, config, counter, memo)?;
+    step_opened(
+        &Opened::read(input, config, counter, memo)?,
+        counter,
+        replies,
+    )
+}
+
+/// [`step`] on an opened history (`counter` capped).
+pub(crate) fn step_opened<'a, N: Node<'a>>(
+    opened: &Opened<'_, 'a, N>,
+    counter: &dyn TokenCounter,
+    replies: &[Reply],
+) -> Result<summarizer::Next> {
     let (doc, views, o) = (&opened.doc, &opened.views, &opened.config.options);
     let fixed = opened.spend.fixed();
     if views.is_empty() {
@@ -340,13 +391,13 @@ pub(crate) fn step<'a, N: Node<'a>>(
             estimated_input_tokens: ask.tokens,
             attempt: ask.attempt,
         })),
-        Turn::Done(done) => finish(&opened, counter, done, replies).map(summarizer::Next::Done),
+        Turn::Done(done) => finish(opened, counter, done, replies).map(summarizer::Next::Done),
     }
 }
 
 /// Renders a finished compaction and writes its notice.
 fn finish<'a, N: Node<'a>>(
-    opened: &Opened<'a, N>,
+    opened: &Opened<'_, 'a, N>,
     counter: &dyn TokenCounter,
     done: Done,
     replies: &[Reply],
@@ -577,7 +628,19 @@ pub(crate) fn meter<'a, N: Node<'a>>(
     memo: &Memo<'_>,
 ) -> Result<Meter> {
     let counter = &Capped(counter);
-    let o = Opened::read(input, config, counter, memo)?;
+    Ok(meter_opened(
+        &Opened::read(input, config, counter, memo)?,
+        pending,
+        counter,
+    ))
+}
+
+/// [`meter`] on an opened history (`counter` capped).
+pub(crate) fn meter_opened<'a, N: Node<'a>>(
+    o: &Opened<'_, 'a, N>,
+    pending: &str,
+    counter: &dyn TokenCounter,
+) -> Meter {
     let mut meter = meter::read(
         o.doc.format,
         &o.views,
@@ -586,8 +649,8 @@ pub(crate) fn meter<'a, N: Node<'a>>(
         pending,
         counter,
     );
-    meter.warnings = o.config.warnings;
-    Ok(meter)
+    meter.warnings = o.config.warnings.clone();
+    meter
 }
 
 /// Parses JSON text; a syntax error is `INVALID_INPUT` naming `what`.

@@ -138,6 +138,12 @@ impl<'k> Memo<'k> {
         }
     }
 
+    /// Whether stubs may stand for messages in this call.
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+    pub(crate) fn takes_stubs(&self) -> bool {
+        self.stubs
+    }
+
     /// Whether a stub could not be read as the history's format: the result is
     /// not to be used, and the call is to be made again without stubs.
     #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
@@ -193,17 +199,18 @@ impl<'k> Memo<'k> {
         }))
     }
 
-    /// Sets every view's tokens (and its results'), from a known record where one
-    /// fits the message as read, else by counting (and noting the record).
-    /// Stubs came with their tokens.
+    /// Sets the tokens of every view from `from` on (and its results'), from a
+    /// known record where one fits the message as read, else by counting (and
+    /// noting the record). Stubs came with their tokens.
     pub(crate) fn estimate<'a, N: Node<'a>>(
         &self,
         doc: &Document<'a, N>,
         views: &mut [Message<'_>],
+        from: usize,
         counter: &dyn TokenCounter,
     ) {
         let format = tag(doc.format);
-        for (i, v) in views.iter_mut().enumerate() {
+        for (i, v) in views.iter_mut().enumerate().skip(from) {
             if doc.stubs.get(i).is_some_and(Option::is_some) {
                 continue;
             }

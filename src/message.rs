@@ -4,6 +4,7 @@
 //! borrow the text from the parsed JSON, so building them copies almost nothing.
 
 use std::borrow::Cow;
+use std::cell::OnceCell;
 
 use serde_json::Value;
 
@@ -180,6 +181,30 @@ pub(crate) struct Message<'a> {
     pub written: bool,
     /// Estimated tokens of the message, filled in by the estimator.
     pub tokens: u64,
+    /// What the facts of a run read from its texts and arguments, read when
+    /// first asked (a view the session holds is asked on every call).
+    pub mentions: OnceCell<Mentions>,
+}
+
+/// What the facts of a run ([`crate::plan::facts`]) read from one message's
+/// texts and arguments: the paths it mentions, and whether its own text
+/// mentions pending work. Paths are kept as places in the message (no
+/// borrow: a view stays covariant, as the session needs).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Mentions {
+    /// The paths, in order.
+    pub files: Vec<Mention>,
+    /// Its own text (a user's or assistant's) mentions pending work.
+    pub pending: bool,
+}
+
+/// Where a path lies: a byte range of text part `k` or of call `k`'s
+/// arguments, or the path itself (found in arguments stored as a JSON value).
+#[derive(Debug, Clone)]
+pub(crate) enum Mention {
+    Text(usize, (usize, usize)),
+    Args(usize, (usize, usize)),
+    Owned(String),
 }
 
 impl<'a> Message<'a> {
@@ -202,6 +227,7 @@ impl<'a> Message<'a> {
             boundary: false,
             written: false,
             tokens: 0,
+            mentions: OnceCell::new(),
         }
     }
 
@@ -209,6 +235,20 @@ impl<'a> Message<'a> {
     pub(crate) fn add_image<N: crate::json::Node<'a>>(&mut self, part: N) {
         self.images += 1;
         self.image_sizes.push(crate::tokens::image_of(part));
+    }
+
+    /// The path a [`Mention`] of this message names.
+    pub(crate) fn mentioned(&self, m: &Mention) -> Cow<'a, str> {
+        let at =
+            |text: &'a str, (a, b): (usize, usize)| Cow::Borrowed(text.get(a..b).unwrap_or(""));
+        match m {
+            Mention::Text(k, range) => at(self.texts.get(*k).copied().unwrap_or(""), *range),
+            Mention::Args(k, range) => match self.calls.get(*k).map(|c| &c.args) {
+                Some(Args::Text(text)) => at(text, *range),
+                _ => Cow::Borrowed(""),
+            },
+            Mention::Owned(path) => Cow::Owned(path.clone()),
+        }
     }
 
     /// The first non-blank text part, trimmed.
@@ -279,10 +319,20 @@ impl<'a> Message<'a> {
 /// Links every tool result to the call it answers, in one pass, as providers
 /// pair them: within the assistant turn right before (the nearest earlier
 /// messages without results, those that continue one another), or, for inline
-/// results, within the message itself. Sets [`ToolOutput::call`].
-pub(crate) fn link_results(views: &mut [Message<'_>]) {
+/// results, within the message itself. Sets [`ToolOutput::call`] from the
+/// turn that holds message `from` on (those before it were linked already:
+/// linking only looks back).
+pub(crate) fn link_results(views: &mut [Message<'_>], from: usize) {
+    // Where the turn of `from` starts, the calls looked up start afresh.
+    let starts_turn = |m: &Message<'_>| {
+        !m.continues && (m.inline_results || !m.has_results() && m.role != Role::Notice)
+    };
+    let start = views[..from.min(views.len())]
+        .iter()
+        .rposition(starts_turn)
+        .unwrap_or(0);
     let mut ids: std::collections::HashMap<String, (usize, usize)> = Default::default();
-    for (i, m) in views.iter_mut().enumerate() {
+    for (i, m) in views.iter_mut().enumerate().skip(start) {
         if m.inline_results {
             for r in &mut m.results {
                 r.call = m.calls.iter().position(|c| c.id == r.id).map(|k| (i, k));

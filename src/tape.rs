@@ -16,6 +16,7 @@
 //! | 6 | object | count, span, then `count` × (key offset, key length, value node) |
 //! | 7 | segment | base (an absolute byte offset), then one node |
 //! | 8 | stub | — (a message the JS layer's cache knows, see [`crate::memo`]; read as null where no stub is taken) |
+//! | 9 | earlier | — (a message the session holds from an earlier call, see [`crate::session`]; read as null elsewhere) |
 //!
 //! Nothing in a node names an absolute position but a segment's base, so the
 //! words and bytes of a message written once can be copied into the next call's
@@ -100,7 +101,7 @@ impl<'a> Tape<'a> {
     /// Checks the node at `at`; returns the index of the word after it.
     fn check(&self, at: usize, depth: usize, base: usize) -> Result<usize> {
         match self.word(at)? {
-            0..=2 | 8 => Ok(at + 1),
+            0..=2 | 8 | 9 => Ok(at + 1),
             3 => self.word(at + 2).map(|_| at + 3),
             4 => self.check_string(at + 1, base).map(|()| at + 3),
             7 => {
@@ -169,7 +170,7 @@ impl<'a> Tape<'a> {
     /// The index of the word after the node at `at`.
     fn next(&self, at: usize) -> usize {
         match self.words.get(at) {
-            Some(0..=2 | 8) => at + 1,
+            Some(0..=2 | 8 | 9) => at + 1,
             Some(3 | 4) => at + 3,
             Some(5 | 6) => self
                 .words
@@ -225,6 +226,10 @@ impl<'a> Node<'a> for TapeNode<'a> {
 
     fn is_stub(self) -> bool {
         self.tag() == 8
+    }
+
+    fn is_earlier(self) -> bool {
+        self.tag() == 9
     }
 
     fn as_str(self) -> Option<&'a str> {

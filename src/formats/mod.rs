@@ -189,32 +189,7 @@ pub(crate) fn open_known<'a, N: Node<'a>>(
     forced: Option<Format>,
     memo: &Memo<'_>,
 ) -> Result<Document<'a, N>> {
-    let (messages, is_request) = match root.kind() {
-        Kind::Array => (root.items().collect::<Vec<N>>(), false),
-        Kind::Object => match messages_key(root).and_then(|k| Some((k, root.get(k)?))) {
-            Some((_, m)) if m.kind() == Kind::Array => (m.items().collect(), true),
-            // A Responses request may give its input as one string: one user message.
-            Some(("input", m)) if m.kind() == Kind::String => (vec![m], true),
-            Some((key, other)) => {
-                return Err(Error::input(
-                    key,
-                    format!("expected an array of messages, got {}", other.kind().name()),
-                ))
-            }
-            None => {
-                return Err(Error::input(
-                    "input",
-                    format!("{EXPECTED_INPUT}, got an object without any of them"),
-                ))
-            }
-        },
-        other => {
-            return Err(Error::input(
-                "input",
-                format!("{EXPECTED_INPUT}, got {}", other.name()),
-            ))
-        }
-    };
+    let (messages, is_request) = locate(root)?;
     let stubs: Vec<Option<Known>> = messages
         .iter()
         .enumerate()
@@ -226,35 +201,86 @@ pub(crate) fn open_known<'a, N: Node<'a>>(
         .enumerate()
         .map(|(i, m)| memo.evidence(i).unwrap_or_else(|| Evidence::of(*m)))
         .collect();
-    let format = match forced {
+    let format = settle(root, &messages, &evidence, forced)?;
+    Ok(Document::new(
+        format, root, messages, is_request, evidence, stubs,
+    ))
+}
+
+/// The messages of `root` (an array, or a request object's message array),
+/// and whether `root` is a request object.
+pub(crate) fn locate<'a, N: Node<'a>>(root: N) -> Result<(Vec<N>, bool)> {
+    match root.kind() {
+        Kind::Array => Ok((root.items().collect::<Vec<N>>(), false)),
+        Kind::Object => match messages_key(root).and_then(|k| Some((k, root.get(k)?))) {
+            Some((_, m)) if m.kind() == Kind::Array => Ok((m.items().collect(), true)),
+            // A Responses request may give its input as one string: one user message.
+            Some(("input", m)) if m.kind() == Kind::String => Ok((vec![m], true)),
+            Some((key, other)) => Err(Error::input(
+                key,
+                format!("expected an array of messages, got {}", other.kind().name()),
+            )),
+            None => Err(Error::input(
+                "input",
+                format!("{EXPECTED_INPUT}, got an object without any of them"),
+            )),
+        },
+        other => Err(Error::input(
+            "input",
+            format!("{EXPECTED_INPUT}, got {}", other.name()),
+        )),
+    }
+}
+
+/// The format: the `forced` one, checked against each message's evidence, or
+/// the one detected.
+pub(crate) fn settle<'a, N: Node<'a>>(
+    root: N,
+    messages: &[N],
+    evidence: &[Evidence],
+    forced: Option<Format>,
+) -> Result<Format> {
+    match forced {
         Some(f) => {
-            check_forced(f, root, &evidence)?;
-            f
+            check_forced(f, root, messages, evidence)?;
+            Ok(f)
         }
-        None => detect(root, &evidence),
-    };
-    Ok(Document {
-        format,
-        root,
-        messages,
-        is_request,
-        evidence,
-        stubs,
-        _json: PhantomData,
-    })
+        None => Ok(detect(root, messages, evidence)),
+    }
+}
+
+impl<'a, N: Node<'a>> Document<'a, N> {
+    /// A document of `messages` read from `root`.
+    pub(crate) fn new(
+        format: Format,
+        root: N,
+        messages: Vec<N>,
+        is_request: bool,
+        evidence: Vec<Evidence>,
+        stubs: Vec<Option<Known>>,
+    ) -> Self {
+        Document {
+            format,
+            root,
+            messages,
+            is_request,
+            evidence,
+            stubs,
+            _json: PhantomData,
+        }
+    }
 }
 
 /// A document of one message (to read a message the library wrote).
 pub(crate) fn single<'a, N: Node<'a>>(format: Format, message: N) -> Document<'a, N> {
-    Document {
+    Document::new(
         format,
-        root: message,
-        messages: vec![message],
-        is_request: false,
-        evidence: vec![Evidence::of(message)],
-        stubs: vec![None],
-        _json: PhantomData,
-    }
+        message,
+        vec![message],
+        false,
+        vec![Evidence::of(message)],
+        vec![None],
+    )
 }
 
 /// What a message's own shape says about its format, kept so that a message
@@ -368,7 +394,12 @@ impl Evidence {
 /// A forced format must fit the data: a message with what only another format
 /// has (an Anthropic `tool_result` block read as OpenAI would be left orphaned)
 /// is `INVALID_INPUT` naming it. OpenAI and Moltis messages fit each other.
-fn check_forced<'a, N: Node<'a>>(forced: Format, root: N, evidence: &[Evidence]) -> Result<()> {
+fn check_forced<'a, N: Node<'a>>(
+    forced: Format,
+    root: N,
+    messages: &[N],
+    evidence: &[Evidence],
+) -> Result<()> {
     let family = |f: Format| match f {
         Format::Moltis => Format::Openai,
         f => f,
@@ -381,7 +412,7 @@ fn check_forced<'a, N: Node<'a>>(forced: Format, root: N, evidence: &[Evidence])
                     format!(
                         "holds {what}, which the forced format {:?} does not have (the history reads as {:?}); leave `format` out, or force the history's own format",
                         forced.name(),
-                        detect(root, evidence).name()
+                        detect(root, messages, evidence).name()
                     ),
                 ));
             }
@@ -394,7 +425,7 @@ fn check_forced<'a, N: Node<'a>>(forced: Format, root: N, evidence: &[Evidence])
 /// a request's key (`input`, `contents`), Responses item types, parts that carry
 /// a `type` (AI SDK UI) or do not (Gemini), AI SDK part types, Anthropic blocks,
 /// Moltis roles or `created_at`; else OpenAI Chat Completions.
-fn detect<'a, N: Node<'a>>(root: N, evidence: &[Evidence]) -> Format {
+fn detect<'a, N: Node<'a>>(root: N, messages: &[N], evidence: &[Evidence]) -> Format {
     if root.get("contents").is_some() {
         return Format::Gemini;
     }
@@ -419,11 +450,10 @@ fn detect<'a, N: Node<'a>>(root: N, evidence: &[Evidence]) -> Format {
         // an AI SDK request that llm_replace left as system + summary), and the
         // request lacks the `max_tokens` every Anthropic request has (where such
         // a message is the caller's mistake, said as such by the reader).
-        let system_message = root
-            .get("messages")
-            .into_iter()
-            .flat_map(Node::items)
-            .any(|m| m.get("role").and_then(Node::as_str) == Some("system"));
+        let system_message = root.get("messages").is_some()
+            && messages
+                .iter()
+                .any(|m| m.get("role").and_then(Node::as_str) == Some("system"));
         if system_message && root.get("max_tokens").is_none() {
             Format::AiSdk
         } else {
@@ -445,6 +475,17 @@ impl<'a, N: Node<'a>> Document<'a, N> {
     /// [`Document::read`], taking the views of the messages sent as stubs from
     /// what `memo` knows of them (enough to meter, nothing to plan on).
     pub(crate) fn read_known(&self, memo: &Memo<'_>) -> Result<Vec<Message<'a>>> {
+        // Sized up front: a collect through `Result` cannot know the length, and
+        // growing moves every (large) view again.
+        let mut views = Vec::with_capacity(self.messages.len());
+        self.read_from(&mut views, memo)?;
+        self.link(&mut views, 0)?;
+        Ok(views)
+    }
+
+    /// Reads the messages after those `views` holds (the session's, see
+    /// [`crate::session`]) into it, unlinked.
+    pub(crate) fn read_from(&self, views: &mut Vec<Message<'a>>, memo: &Memo<'_>) -> Result<()> {
         let read = match self.format {
             Format::Openai => openai::read::<N>,
             Format::Anthropic => anthropic::read::<N>,
@@ -454,10 +495,7 @@ impl<'a, N: Node<'a>> Document<'a, N> {
             Format::AiSdkUi => ai_sdk_ui::read::<N>,
             Format::Gemini => gemini::read::<N>,
         };
-        // Sized up front: a collect through `Result` cannot know the length, and
-        // growing moves every (large) view again.
-        let mut views = Vec::with_capacity(self.messages.len());
-        for (i, m) in self.messages.iter().enumerate() {
+        for (i, m) in self.messages.iter().enumerate().skip(views.len()) {
             if let Some(known) = self.stubs.get(i).copied().flatten() {
                 views.push(known.view(self.format, memo));
                 continue;
@@ -477,13 +515,21 @@ impl<'a, N: Node<'a>> Document<'a, N> {
             }
             views.push(view);
         }
+        Ok(())
+    }
+
+    /// Links the tool results of `views` to the calls they answer, from the
+    /// turn that holds message `from` on (results answer earlier messages only,
+    /// so what was linked before stays as it is: not so Responses item
+    /// references, which are linked from the start).
+    pub(crate) fn link(&self, views: &mut [Message<'a>], from: usize) -> Result<()> {
         match self.format {
-            Format::OpenaiResponses => responses::link_turns(&mut views, &self.messages)?,
-            Format::Gemini => gemini::link_ids(&mut views),
+            Format::OpenaiResponses => responses::link_turns(views, &self.messages)?,
+            Format::Gemini => gemini::link_ids(views),
             _ => {}
         }
-        crate::message::link_results(&mut views);
-        Ok(views)
+        crate::message::link_results(views, from);
+        Ok(())
     }
 
     /// Whether the request is a Responses request whose `input` is one string

@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use crate::message::{Args, Message, Role, ToolOutput};
+use crate::message::{Args, Mention, Mentions, Message, Role, ToolOutput};
 use crate::text::{mentions_pending_work, paths, MARKER_PREFIX};
 
 /// The digest line that carries the newest user request forward.
@@ -87,11 +87,9 @@ pub(crate) fn read_marker<'a>(text: &'a str, f: &mut Facts<'a>, alone: bool) {
 /// names of results are looked up in the calls they answer, wherever those are).
 pub(crate) fn gather<'a>(views: &[Message<'a>], picked: &[usize]) -> Facts<'a> {
     let mut f = Facts::default();
-    // What was inserted last: a call and its result name the same tool, a request
-    // and the call it asks for the same file, so most inserts repeat the one before
-    // (a set's search compares whole paths: −2 to −5% on a warm compaction of
-    // 2,000 messages, A/B in one process).
-    let (mut last_tool, mut last_file) = (None, None);
+    // What was inserted last: a call and its result name the same tool, so most
+    // inserts repeat the one before.
+    let mut last_tool = None;
     // (an unnamed call stands for a Responses item_reference: no tool to name)
     let mut tool = |f: &mut Facts<'a>, name: &'a str| {
         if last_tool != Some(name) && !name.is_empty() {
@@ -99,33 +97,18 @@ pub(crate) fn gather<'a>(views: &[Message<'a>], picked: &[usize]) -> Facts<'a> {
             last_tool = Some(name);
         }
     };
-    let mut file = |f: &mut Facts<'a>, path: &'a str| {
-        if last_file != Some(path) {
-            f.files.push(Cow::Borrowed(path));
-            last_file = Some(path);
-        }
-    };
     for &i in picked {
         let m = &views[i];
         for c in &m.calls {
             tool(&mut f, c.name);
-            match &c.args {
-                Args::Text(text) => paths(text).for_each(|p| file(&mut f, p)),
-                Args::Json(value) => {
-                    let text = value.to_string();
-                    for path in paths(&text) {
-                        f.files.push(Cow::Owned(path.to_string()));
-                    }
-                }
-            }
         }
         for r in &m.results {
             if let Some(name) = result_tool_name(views, r).or(r.name) {
                 tool(&mut f, name);
             }
         }
-        let Some(text) = m.first_text() else { continue };
-        paths(text).for_each(|p| file(&mut f, p));
+        f.files
+            .extend(mentions(m).files.iter().map(|p| m.mentioned(p)));
         if m.role == Role::User {
             // Markers, alone or merged into the caller's message (alternation
             // "merge"), and the caller's own first text as the request.
@@ -141,14 +124,44 @@ pub(crate) fn gather<'a>(views: &[Message<'a>], picked: &[usize]) -> Facts<'a> {
         .iter()
         .rev()
         .map(|&i| &views[i])
-        .filter(|m| matches!(m.role, Role::User | Role::Assistant))
+        .filter(|m| mentions(m).pending)
         .filter_map(|m| m.own_text())
-        .filter(|t| mentions_pending_work(t))
         .take(3)
         .collect();
     f.pending.reverse();
     f.settle();
     f
+}
+
+/// The paths `m` mentions (in its calls' arguments and its first text) and
+/// whether its own text mentions pending work, read once per view.
+fn mentions<'v>(m: &'v Message<'_>) -> &'v Mentions {
+    m.mentions.get_or_init(|| {
+        let mut files = Vec::new();
+        // The byte range of `path` inside `text` (a slice of it).
+        let span = |text: &str, path: &str| {
+            let a = path.as_ptr() as usize - text.as_ptr() as usize;
+            (a, a + path.len())
+        };
+        for (k, c) in m.calls.iter().enumerate() {
+            match &c.args {
+                Args::Text(text) => {
+                    files.extend(paths(text).map(|p| Mention::Args(k, span(text, p))));
+                }
+                Args::Json(value) => {
+                    let text = value.to_string();
+                    files.extend(paths(&text).map(|p| Mention::Owned(p.to_string())));
+                }
+            }
+        }
+        if let Some(k) = m.texts.iter().position(|t| !t.trim().is_empty()) {
+            let text = m.texts[k];
+            files.extend(paths(text).map(|p| Mention::Text(k, span(text, p))));
+        }
+        let pending = matches!(m.role, Role::User | Role::Assistant)
+            && m.own_text().is_some_and(mentions_pending_work);
+        Mentions { files, pending }
+    })
 }
 
 /// The name of the tool whose call the result `r` answers.

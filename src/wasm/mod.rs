@@ -8,14 +8,17 @@
 // The exports are reached through the JS glue, not through the crate.
 #![allow(unreachable_pub)]
 
+mod session;
+
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
+use crate::json::Node;
 use crate::memo::Memo;
 use crate::options::from_json_text;
 use crate::tape::{Tape, TapeNode};
-use crate::tokens::{Estimator, Profile, TokenCounter};
-use crate::{Error, ErrorKind, ParsedOptions, Result};
+use crate::tokens::{Capped, Estimator, Profile, TokenCounter};
+use crate::{Error, ErrorKind, Opened, ParsedOptions, Result};
 
 #[wasm_bindgen]
 extern "C" {
@@ -78,39 +81,88 @@ fn memo(known: &[f64], keep: bool) -> Memo<'_> {
     }
 }
 
+/// What an export answers before the history is read, if anything (a check of
+/// the options, a text instead of a history).
+type Pre<'r> =
+    dyn Fn(&ParsedOptions, TapeNode<'_>, &dyn TokenCounter) -> Option<Result<String>> + 'r;
+
 /// What an export runs on the opened history: its answer as JSON.
 type Run<'r> =
-    dyn Fn(TapeNode<'_>, &ParsedOptions, &dyn TokenCounter, &Memo<'_>) -> Result<String> + 'r;
+    dyn for<'v, 'a> Fn(&Opened<'v, 'a, TapeNode<'a>>, &dyn TokenCounter) -> Result<String> + 'r;
 
-/// Opens the tape and runs `f` on its root with the options, the counter to use
+/// The history's value tape (`words`, `bytes`) and how the call stands to the
+/// session (`session`: the one the JS layer refers to, 0 for none; `prefix`:
+/// how many messages it sent as `earlier` nodes; `keep`: hold this history in
+/// the session).
+pub struct History {
+    tape: session::Chunk,
+    link: Option<session::Link>,
+}
+
+impl History {
+    fn new(words: Vec<u32>, bytes: Vec<u8>, session: u32, prefix: u32, keep: bool) -> Self {
+        History {
+            tape: session::Chunk { words, bytes },
+            link: (keep || prefix > 0).then_some(session::Link {
+                id: session,
+                prefix: prefix as usize,
+            }),
+        }
+    }
+}
+
+/// Opens the tape and runs `pre`, then `f` on the history read (through the
+/// session where the JS layer asks for it) with the options, the counter to use
 /// (the caller's, or the estimator) and the records the JS layer kept from
 /// earlier calls (`known`, see [`Memo`]). The envelope also carries the records
-/// made in this call (`memo`), for the JS layer to keep; a call a stub missed
-/// answers `{"retry":true}` (see [`crate::memo`]).
+/// made in this call (`memo`), for the JS layer to keep, and the session's
+/// number when it holds this history (`session`); a call a stub or the session
+/// missed answers `{"retry":true}` (see [`crate::memo`], [`crate::session`]).
 fn with_history(
-    (words, bytes): (&[u32], &[u8]),
+    history: History,
     options: &str,
     count_tokens: Option<CountTokens>,
     memo: Memo<'_>,
-    f: &Run<'_>,
+    (pre, f): (&Pre<'_>, &Run<'_>),
 ) -> String {
-    let body = envelope(from_json_text(options).and_then(|c| {
-        let root = Tape::open(words, bytes)?.root();
+    let (mut held, mut retry) = (None, false);
+    let config = from_json_text(options);
+    let body = envelope(config.and_then(|c| {
         let fallback = Estimator(c.options.tokenizer);
-        match &count_tokens {
-            Some(count) => f(root, &c, &JsCounter { count, fallback }, &memo),
-            None => f(root, &c, &fallback, &memo),
+        let counter: &dyn TokenCounter = match &count_tokens {
+            Some(count) => &JsCounter { count, fallback },
+            None => &fallback,
+        };
+        let counter = &Capped(counter);
+        // A caller's counter may answer differently later: nothing is kept.
+        match history.link.filter(|_| count_tokens.is_none()) {
+            Some(link) => match session::run(history.tape, link, &c, (counter, &memo), (pre, f)) {
+                session::Ran::Answer(answer, id) => {
+                    held = id;
+                    answer
+                }
+                session::Ran::Retry => {
+                    retry = true;
+                    Ok(String::new())
+                }
+            },
+            None => {
+                let tape = &history.tape;
+                let root = Tape::open(&tape.words, &tape.bytes)?.root();
+                pre(&c, root, counter)
+                    .unwrap_or_else(|| f(&Opened::read(root, &c, counter, &memo)?, counter))
+            }
         }
     }));
-    if memo.missed() {
+    if retry || memo.missed() {
         return "{\"retry\":true}".into();
     }
     let fresh = memo.fresh();
-    if fresh.is_empty() {
-        return body;
-    }
-    // `{"ok":…}` becomes `{"ok":…,"memo":[…]}` (counts are integers: no float text).
     let mut out = body;
+    if fresh.is_empty() && held.is_none() {
+        return out;
+    }
+    // `{"ok":…}` becomes `{"ok":…,"memo":[…],"session":n}` (counts are integers: no float text).
     out.pop();
     out.push_str(",\"memo\":[");
     for (i, n) in fresh.iter().enumerate() {
@@ -119,27 +171,47 @@ fn with_history(
         }
         out.push_str(itoa::Buffer::new().format(*n as u64));
     }
-    out.push_str("]}");
+    out.push(']');
+    if let Some(id) = held {
+        out.push_str(",\"session\":");
+        out.push_str(itoa::Buffer::new().format(id));
+    }
+    out.push('}');
     out
 }
 
+/// Nothing to answer before the history is read.
+fn nothing(_: &ParsedOptions, _: TapeNode<'_>, _: &dyn TokenCounter) -> Option<Result<String>> {
+    None
+}
+
 /// Compacts a history given as a value tape; kept messages come back as input
-/// indices (`{plan, notice, summary?, warnings}`).
+/// indices (`{plan, notice, summary?, warnings}`). `known`, `keep`: the records
+/// (see [`Memo`]); `session`, `prefix`, `hold`: the session (see [`History`]).
 #[wasm_bindgen(js_name = compactTape)]
+#[allow(clippy::too_many_arguments)]
 pub fn compact_tape(
-    words: &[u32],
-    bytes: &[u8],
+    words: Vec<u32>,
+    bytes: Vec<u8>,
     options: &str,
     count_tokens: Option<CountTokens>,
     known: &[f64],
     keep: bool,
+    session: u32,
+    prefix: u32,
+    hold: bool,
 ) -> String {
     with_history(
-        (words, bytes),
+        History::new(words, bytes, session, prefix, hold),
         options,
         count_tokens,
         memo(known, keep),
-        &|root, c, counter, memo| to_json(crate::compact_planned(root, c, counter, memo)),
+        (
+            &|c, _, _| crate::offline_only(c).err().map(Err),
+            &|opened, counter| {
+                to_json(crate::step_opened(opened, counter, &[]).and_then(crate::planned))
+            },
+        ),
     )
 }
 
@@ -148,24 +220,32 @@ pub fn compact_tape(
 /// `{done: {plan, notice, summary?, warnings}}`. The JS layer awaits the
 /// summarizer between steps, so the await never holds wasm state.
 #[wasm_bindgen(js_name = compactStepTape)]
+#[allow(clippy::too_many_arguments)]
 pub fn compact_step_tape(
-    words: &[u32],
-    bytes: &[u8],
+    words: Vec<u32>,
+    bytes: Vec<u8>,
     options: &str,
     replies: &str,
     count_tokens: Option<CountTokens>,
     known: &[f64],
     keep: bool,
+    session: u32,
+    prefix: u32,
+    hold: bool,
 ) -> String {
+    let replies = crate::summarizer::replies_from_json(replies);
     with_history(
-        (words, bytes),
+        History::new(words, bytes, session, prefix, hold),
         options,
         count_tokens,
         memo(known, keep),
-        &|root, c, counter, memo| {
-            let replies = crate::summarizer::replies_from_json(replies)?;
-            to_json(crate::step(root, c, counter, &replies, memo))
-        },
+        (
+            &|_, _, _| replies.as_ref().err().map(|e| Err(e.clone())),
+            &|opened, counter| match &replies {
+                Ok(replies) => to_json(crate::step_opened(opened, counter, replies)),
+                Err(e) => Err(e.clone()),
+            },
+        ),
     )
 }
 
@@ -173,51 +253,65 @@ pub fn compact_step_tape(
 /// (`from` = where the appended ones start).
 #[wasm_bindgen(js_name = checkSeamTape)]
 pub fn check_seam_tape(words: &[u32], bytes: &[u8], options: &str, from: u32) -> String {
-    with_history(
-        (words, bytes),
-        options,
-        None,
-        Memo::default(),
-        &|root, c, _, _| to_json(crate::check_seam(root, c, from as usize)),
-    )
+    envelope(from_json_text(options).and_then(|c| {
+        to_json(crate::check_seam(
+            Tape::open(words, bytes)?.root(),
+            &c,
+            from as usize,
+        ))
+    }))
 }
 
 /// Estimated tokens of a text or a history, given as a value tape.
 #[wasm_bindgen(js_name = estimateTokensTape)]
+#[allow(clippy::too_many_arguments)]
 pub fn estimate_tokens_tape(
-    words: &[u32],
-    bytes: &[u8],
+    words: Vec<u32>,
+    bytes: Vec<u8>,
     options: &str,
     count_tokens: Option<CountTokens>,
     known: &[f64],
     keep: bool,
+    session: u32,
+    prefix: u32,
+    hold: bool,
 ) -> String {
     with_history(
-        (words, bytes),
+        History::new(words, bytes, session, prefix, hold),
         options,
         count_tokens,
         memo(known, keep).with_stubs(),
-        &|root, c, counter, memo| to_json(crate::estimate(root, c, counter, memo)),
+        (
+            // a text is counted as it is
+            &|_, root, counter| root.as_str().map(|text| to_json(Ok(counter.count(text)))),
+            &|opened, _| to_json(Ok(opened.tokens())),
+        ),
     )
 }
 
 /// The context meter for a history (value tape) plus pending text.
 #[wasm_bindgen(js_name = measureTape)]
+#[allow(clippy::too_many_arguments)]
 pub fn measure_tape(
-    words: &[u32],
-    bytes: &[u8],
+    words: Vec<u32>,
+    bytes: Vec<u8>,
     options: &str,
     pending: &str,
     count_tokens: Option<CountTokens>,
     known: &[f64],
     keep: bool,
+    session: u32,
+    prefix: u32,
+    hold: bool,
 ) -> String {
     with_history(
-        (words, bytes),
+        History::new(words, bytes, session, prefix, hold),
         options,
         count_tokens,
         memo(known, keep).with_stubs(),
-        &|root, c, counter, memo| to_json(crate::meter(root, c, pending, counter, memo)),
+        (&nothing, &|opened, counter| {
+            to_json(Ok(crate::meter_opened(opened, pending, counter)))
+        }),
     )
 }
 
