@@ -431,13 +431,27 @@ mod tests {
     }
 
     #[test]
+    fn stubs_and_earlier_messages_are_one_word_read_as_null() {
+        for tag in [8, 9] {
+            assert_eq!(
+                decode(&[5, 2, 2, tag, 0], &[]).unwrap(),
+                json!([null, null])
+            );
+        }
+        let tape = Tape::open(&[5, 2, 2, 9, 8], &[]).unwrap();
+        let items: Vec<_> = tape.root().items().collect();
+        assert!(items[0].is_earlier() && !items[0].is_stub());
+        assert!(items[1].is_stub() && !items[1].is_earlier());
+    }
+
+    #[test]
     fn rejects_truncated_and_bogus_tapes_without_panicking() {
         assert!(decode(&[], &[]).is_err());
         assert!(decode(&[5, 3, 0], &[]).is_err());
         assert!(decode(&[5, 1, 9, 0], &[]).is_err());
         assert!(decode(&[4, 0, 10], b"abc").is_err());
         assert!(decode(&[3, 7], &[]).is_err());
-        assert!(decode(&[9], &[]).is_err());
+        assert!(decode(&[10], &[]).is_err());
         assert!(decode(&[5, u32::MAX, 3], &[]).is_err());
         assert!(decode(&[5, 1, u32::MAX, 0], &[]).is_err());
         let mut deep: Vec<u32> = Vec::new();
