@@ -181,8 +181,11 @@ pub(crate) struct Message<'a> {
     pub written: bool,
     /// Estimated tokens of the message, filled in by the estimator.
     pub tokens: u64,
-    /// What the facts of a run read from its texts and arguments, read when
-    /// first asked (a view the session holds is asked on every call).
+    /// The session holds this view: what is read from it for planning is kept
+    /// with it (`mentions`), as later calls ask again.
+    pub held: bool,
+    /// What the facts of a run read from its texts and arguments, once asked
+    /// (for a view the session holds).
     pub mentions: OnceCell<Mentions>,
 }
 
@@ -227,6 +230,7 @@ impl<'a> Message<'a> {
             boundary: false,
             written: false,
             tokens: 0,
+            held: false,
             mentions: OnceCell::new(),
         }
     }

@@ -104,6 +104,7 @@ impl<'a, N: Node<'a>> Held<'a, N> {
             return Err(e);
         }
         memo.estimate(&doc, &mut self.views, prefix, counter);
+        self.views[prefix..].iter_mut().for_each(|v| v.held = true);
         // Behind a provider's compaction the provider reads nothing (as
         // `crate::views` counts it): for this call, and then the session ends.
         let boundary = self.views.iter().rposition(|v| v.boundary);

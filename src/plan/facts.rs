@@ -107,8 +107,13 @@ pub(crate) fn gather<'a>(views: &[Message<'a>], picked: &[usize]) -> Facts<'a> {
                 tool(&mut f, name);
             }
         }
-        f.files
-            .extend(mentions(m).files.iter().map(|p| m.mentioned(p)));
+        // (a view the session holds reads them once; another, as it goes)
+        if m.held {
+            f.files
+                .extend(mentions(m).files.iter().map(|p| m.mentioned(p)));
+        } else {
+            each_path(m, |p| f.files.push(m.mentioned(&p)));
+        }
         if m.role == Role::User {
             // Markers, alone or merged into the caller's message (alternation
             // "merge"), and the caller's own first text as the request.
@@ -124,7 +129,13 @@ pub(crate) fn gather<'a>(views: &[Message<'a>], picked: &[usize]) -> Facts<'a> {
         .iter()
         .rev()
         .map(|&i| &views[i])
-        .filter(|m| mentions(m).pending)
+        .filter(|m| {
+            if m.held {
+                mentions(m).pending
+            } else {
+                pending_in(m)
+            }
+        })
         .filter_map(|m| m.own_text())
         .take(3)
         .collect();
@@ -133,35 +144,45 @@ pub(crate) fn gather<'a>(views: &[Message<'a>], picked: &[usize]) -> Facts<'a> {
     f
 }
 
-/// The paths `m` mentions (in its calls' arguments and its first text) and
-/// whether its own text mentions pending work, read once per view.
+/// The paths `m` mentions and whether its own text mentions pending work,
+/// read once per view.
 fn mentions<'v>(m: &'v Message<'_>) -> &'v Mentions {
     m.mentions.get_or_init(|| {
         let mut files = Vec::new();
-        // The byte range of `path` inside `text` (a slice of it).
-        let span = |text: &str, path: &str| {
-            let a = path.as_ptr() as usize - text.as_ptr() as usize;
-            (a, a + path.len())
-        };
-        for (k, c) in m.calls.iter().enumerate() {
-            match &c.args {
-                Args::Text(text) => {
-                    files.extend(paths(text).map(|p| Mention::Args(k, span(text, p))));
-                }
-                Args::Json(value) => {
-                    let text = value.to_string();
-                    files.extend(paths(&text).map(|p| Mention::Owned(p.to_string())));
-                }
+        each_path(m, |p| files.push(p));
+        Mentions {
+            files,
+            pending: pending_in(m),
+        }
+    })
+}
+
+/// Finds the paths `m` mentions: in its calls' arguments, then its first text.
+fn each_path(m: &Message<'_>, mut found: impl FnMut(Mention)) {
+    // The byte range of `path` inside `text` (a slice of it).
+    let span = |text: &str, path: &str| {
+        let a = path.as_ptr() as usize - text.as_ptr() as usize;
+        (a, a + path.len())
+    };
+    for (k, c) in m.calls.iter().enumerate() {
+        match &c.args {
+            Args::Text(text) => paths(text).for_each(|p| found(Mention::Args(k, span(text, p)))),
+            Args::Json(value) => {
+                let text = value.to_string();
+                paths(&text).for_each(|p| found(Mention::Owned(p.to_string())));
             }
         }
-        if let Some(k) = m.texts.iter().position(|t| !t.trim().is_empty()) {
-            let text = m.texts[k];
-            files.extend(paths(text).map(|p| Mention::Text(k, span(text, p))));
-        }
-        let pending = matches!(m.role, Role::User | Role::Assistant)
-            && m.own_text().is_some_and(mentions_pending_work);
-        Mentions { files, pending }
-    })
+    }
+    if let Some(k) = m.texts.iter().position(|t| !t.trim().is_empty()) {
+        let text = m.texts[k];
+        paths(text).for_each(|p| found(Mention::Text(k, span(text, p))));
+    }
+}
+
+/// Whether the own text of a user or assistant message mentions pending work.
+fn pending_in(m: &Message<'_>) -> bool {
+    matches!(m.role, Role::User | Role::Assistant)
+        && m.own_text().is_some_and(mentions_pending_work)
 }
 
 /// The name of the tool whose call the result `r` answers.
