@@ -11,6 +11,7 @@ import { syntheticAgentHistory } from "./histories.mjs";
 
 const WINDOW = 40000;
 const RUNS = 31;
+const WARM_RUNS = 101;
 
 /** Median of `runs` timings of `f(setup())`, setup untimed. */
 async function median(runs, setup, f) {
@@ -54,7 +55,8 @@ async function coldWarm(n, f, prepare = (h) => h, second = false) {
   // Warm: the same objects, one message appended since the last call.
   const growing = prepare(clone(base));
   f(growing);
-  const warm = await median(RUNS, () => (growing.push(nextMessage()), growing), f);
+  // (more runs: a warm call is short, and its first runs still warm up the JIT)
+  const warm = await median(WARM_RUNS, () => (growing.push(nextMessage()), growing), f);
   return { cold, again, warm };
 }
 
