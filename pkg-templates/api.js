@@ -894,6 +894,11 @@ function call(exportFn, history, options, rest = [], stubs = false, held = true)
   const known = knownRecords(by, entries, refs);
   // Hold the history when the cache takes it (the session's views lean on the cached records).
   const keep = sessionBy !== undefined && items !== undefined && keepsRecords(by, entries);
+  if (keep && refs === 0 && s.id !== 0) {
+    // A new session starts: the old one's memory first, for this call's tape.
+    raw.endSession();
+    session = NO_SESSION;
+  }
   let envelope;
   try {
     // Records are made in wasm only where they are kept (`by`).

@@ -315,6 +315,13 @@ pub fn measure_tape(
     )
 }
 
+/// Ends the session (see [`session`]): the JS layer calls this before a call
+/// that starts a new one.
+#[wasm_bindgen(js_name = endSession)]
+pub fn end_session() {
+    session::end();
+}
+
 /// Effective options and warnings from a TOML document.
 #[wasm_bindgen(js_name = parseConfigToml)]
 pub fn parse_config_toml(toml: &str) -> String {

@@ -46,6 +46,16 @@ thread_local! {
     static SLOT: RefCell<Slot> = const { RefCell::new(Slot { id: 0, session: None }) };
 }
 
+/// Ends the session (before a call that starts a new one sends its tape: the
+/// memory of the old one is free for it).
+pub(super) fn end() {
+    SLOT.with(|slot| {
+        if let Ok(mut slot) = slot.try_borrow_mut() {
+            slot.session = None;
+        }
+    });
+}
+
 /// How a call stands to the session, as the JS layer says: the session it
 /// refers to, and how many messages at the start of the history it sent as
 /// `earlier` nodes (0: start a new session with this history).
