@@ -84,8 +84,10 @@ pub(crate) fn pinned(views: &[Message<'_>], options: &Options) -> Vec<bool> {
         .iter()
         .map(|m| m.role == Role::System || by_role(m))
         .collect();
+    // A message only a compaction wrote is not pinned (by role or index): the
+    // new summary or marker stands for it (kept, it piled up round after round).
     for &i in &options.pin {
-        if let Some(p) = pinned.get_mut(i) {
+        if let Some(p) = pinned.get_mut(i).filter(|_| !views[i].is_written()) {
             *p = true;
         }
     }

@@ -325,3 +325,21 @@ test("Gemini whole-history modes: where only an earlier marker stands between a 
     assert.equal(count(r.messages, "[Conversation Summary]"), 1, mode);
   }
 });
+
+test("a pin that matches an earlier summary or marker (by index or by a function) does not keep it: summaries never pile up", async () => {
+  const turns = (from, n) => Array.from({ length: n }, (_, i) => ({ role: (from + i) % 2 ? "assistant" : "user", content: `turn ${from + i} ` + filler(1200) }));
+  for (const mode of ["deterministic", "llm_replace", "structured", "recency_preserving"]) {
+    for (const pin of [(m) => m.role === "user", [0]]) {
+      let h = turns(0, 12);
+      for (let round = 1; round <= 3; round++) {
+        const o = { mode, contextWindow: 4000, protectHead: 1, protectTailMin: 2, pin, summarize };
+        const r = mode === "deterministic" || mode === "recency_preserving" ? compactSync(h, o) : await compact(h, o);
+        const label = `${mode}, pin ${typeof pin === "function" ? "by role" : "[0]"}, round ${round}`;
+        assert.ok(count(r.messages, "[Conversation Summary]") <= 1, `${label}: ${count(r.messages, "[Conversation Summary]")} summaries`);
+        assert.ok(count(r.messages, "[Conversation Compacted]") <= 1, `${label}: ${count(r.messages, "[Conversation Compacted]")} markers`);
+        assert.deepEqual(violations(r.messages), [], label);
+        h = [...r.messages, ...turns(100 * round, 8)];
+      }
+    }
+  }
+});
