@@ -1116,6 +1116,8 @@ const TIMEOUT = Symbol("timeout");
  * (`{text, usage?}` or `{failed, reason}`) and the caller's original error, if any.
  * Rejects only with ABORTED when the caller's signal fires.
  */
+const MAX_DELAY = 2 ** 31 - 1;
+
 async function ask(summarize, request, { signal, timeoutMs }, deadline) {
   const controller = new AbortController();
   let timer;
@@ -1123,7 +1125,12 @@ async function ask(summarize, request, { signal, timeoutMs }, deadline) {
   const stop = new Promise((_, reject) => {
     onAbort = () => reject(ABORT);
     signal?.addEventListener("abort", onAbort, { once: true });
-    if (deadline !== undefined) timer = setTimeout(() => reject(TIMEOUT), Math.max(0, deadline - Date.now()));
+    // Timers take at most 2^31 − 1 ms (a longer delay fires at once): re-armed in steps.
+    const arm = () => {
+      const left = Math.max(0, deadline - Date.now());
+      timer = setTimeout(left > MAX_DELAY ? arm : () => reject(TIMEOUT), Math.min(left, MAX_DELAY));
+    };
+    if (deadline !== undefined) arm();
   });
   stop.catch(() => {});
   try {

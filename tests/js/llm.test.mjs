@@ -330,3 +330,12 @@ test("options: a JS-only option given in two spellings must agree; a throwing ge
   // Pins that hold everything are named as what covers it.
   assert.throws(() => compactSync(history, { ...base, mode: "recency_preserving", pinRoles: ["user", "assistant", "tool"] }), (e) => e.code === "TOO_SMALL_TO_COMPACT" && /pinned messages already cover all of it/.test(e.message) && /pin fewer/.test(e.message));
 });
+
+test("a timeout beyond what timers take (2^31 − 1 ms, about 25 days) waits as long as it says", async () => {
+  for (const timeoutMs of [2 ** 31, 3e9, Number.MAX_SAFE_INTEGER]) {
+    const r = await compact(sample, { ...base, timeoutMs, summarize: async () => (await sleep(20), template("late but in time")) });
+    assert.equal(r.notice.mode, "structured", `${timeoutMs}: ${r.notice.fallback?.reason}`);
+    const replaced = await compact(sample, { mode: "llm_replace", timeoutMs, summarize: async () => (await sleep(20), "the summary") });
+    assert.equal(replaced.notice.mode, "llm_replace", String(timeoutMs));
+  }
+});
