@@ -981,7 +981,7 @@ function optionError(message) {
 function llmOptions(options) {
   const summarize = options?.summarize ?? undefined;
   if (summarize !== undefined && typeof summarize !== "function") {
-    throw optionError(`summarize: expected a function (request) => summary, got ${summarize === null ? "null" : typeof summarize}`);
+    throw optionError(`summarize: expected a function (request) => summary, got ${typeof summarize}`);
   }
   const signal = options?.signal ?? undefined;
   if (signal !== undefined && (typeof signal !== "object" || typeof signal.addEventListener !== "function" || typeof signal.aborted !== "boolean")) {
@@ -1249,7 +1249,15 @@ export function rebase(result, currentHistory) {
     while (from > 0 && !isPlainTurn(result.messages[from - 1], format)) from--;
     from = Math.max(0, from - 1);
     const seam = messages.slice(from);
-    call(raw.checkSeamTape, seam, { format }, [result.messages.length - from]);
+    const kept = result.messages.length - from;
+    try {
+      call(raw.checkSeamTape, seam, { format, cache: false }, [kept]);
+    } catch (e) {
+      // The seam's message numbers as the caller's: an appended one's place in `currentHistory`.
+      if (!(e instanceof CompactionError)) throw e;
+      const message = e.message.replace(/^messages\[(\d+)\]/, (whole, n) => (n >= kept ? `messages[${covered.length + (n - kept)}]` : `the compacted messages[${from + Number(n)}]`));
+      throw new CompactionError(e.code, message);
+    }
   }
   return key === undefined ? messages : { ...currentHistory, [key]: messages };
 }

@@ -150,6 +150,8 @@ test("a timeout aborts the summarizer's signal; an abort rejects with ABORTED an
 
 test("options are checked: no summarizer, a summarizer that is not a function, a bad timeout or signal", async () => {
   await assert.rejects(compact(sample, { mode: "structured" }), (e) => e.code === "SUMMARIZER_REQUIRED" && /summarize/.test(e.message));
+  // `summarize: null` is no summarizer, as leaving it out is
+  await assert.rejects(compact(sample, { mode: "structured", summarize: null }), (e) => e.code === "SUMMARIZER_REQUIRED");
   await assert.rejects(compact(sample, { mode: "llm_replace", summarize: "gpt-4o" }), (e) => e.code === "INVALID_CONFIG" && /summarize: expected a function/.test(e.message));
   await assert.rejects(compact(sample, { ...base, summarize: () => "x", timeoutMs: -1 }), { code: "INVALID_CONFIG" });
   await assert.rejects(compact(sample, { ...base, summarize: () => "x", signal: {} }), { code: "INVALID_CONFIG" });
@@ -212,7 +214,8 @@ test("rebase refuses to split a tool pair at the seam", async () => {
   ];
   const r = compactSync(h, { mode: "deterministic" });
   const later = [...h, { role: "tool", tool_call_id: "w1", content: "sunny" }];
-  assert.throws(() => rebase(r, later), (e) => e.code === "STALE_HISTORY" && /messages\[1\] answers tool call "w1"/.test(e.message));
+  // (named by its place in the caller's current history)
+  assert.throws(() => rebase(r, later), (e) => e.code === "STALE_HISTORY" && /^messages\[3\] answers tool call "w1"/.test(e.message));
   // A call still running when the compaction started stays after the summary: its result attaches.
   const running = h.slice(0, 2);
   const summarized = compactSync(running, { mode: "deterministic" });
