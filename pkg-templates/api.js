@@ -16,6 +16,8 @@ export class CompactionError extends Error {
     this.code = code;
   }
 }
+// The class's own name survives minifying (what `console.log(error)` shows).
+Object.defineProperty(CompactionError, "name", { value: "CompactionError" });
 
 const MAX_DEPTH = 128;
 /** Longest array read (a sparse `length = 2 ** 32 - 1` would take forever). */

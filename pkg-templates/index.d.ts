@@ -351,15 +351,17 @@ export type HistoryLike = readonly MessageLike[] | HistoryRequestLike;
 // messages carrying instructions for the model (not something the person wrote);
 // stubs stand in for tool results whose calls were kept but whose results were not.
 // With `alternation: "merge"` the text joins the neighbouring message instead.
+// Added messages carry an `id` when the history's messages carry string ids
+// (Responses items excepted: theirs are the server's).
 
 /** OpenAI Chat and Moltis: marker or summary (`created_at` in Moltis sessions). */
-export type OpenAIAddedText = { role: "user"; content: string; created_at?: number };
+export type OpenAIAddedText = { role: "user"; content: string; id?: string; created_at?: number };
 /** OpenAI Chat and Moltis: a stub tool result. */
-export type OpenAIAddedStub = { role: "tool"; tool_call_id: string; content: string; created_at?: number };
+export type OpenAIAddedStub = { role: "tool"; tool_call_id: string; content: string; id?: string; created_at?: number };
 /** Anthropic: marker or summary. */
-export type AnthropicAddedText = { role: "user"; content: string };
+export type AnthropicAddedText = { role: "user"; content: string; id?: string };
 /** Anthropic: a user message of stub tool results. */
-export type AnthropicAddedStub = { role: "user"; content: Array<{ type: "tool_result"; tool_use_id: string; content: string }> };
+export type AnthropicAddedStub = { role: "user"; content: Array<{ type: "tool_result"; tool_use_id: string; content: string }>; id?: string };
 /** OpenAI Responses: marker or summary. */
 export type ResponsesAddedText = { type: "message"; role: "user"; content: Array<{ type: "input_text"; text: string }> };
 /** OpenAI Responses: a stub output, of the kind the call was. */
@@ -367,19 +369,21 @@ export type ResponsesAddedStub =
   | { type: "function_call_output"; call_id: string; output: string }
   | { type: "custom_tool_call_output"; call_id: string; output: string };
 /** AI SDK `ModelMessage`: marker or summary. */
-export type AiSdkAddedText = { role: "user"; content: string };
+export type AiSdkAddedText = { role: "user"; content: string; id?: string };
 /** AI SDK `ModelMessage`: a tool message of stub results. */
 export type AiSdkAddedStub = {
   role: "tool";
+  id?: string;
   content: Array<{ type: "tool-result"; toolCallId: string; toolName: string; output: { type: "text"; value: string } }>;
 };
 /** AI SDK `UIMessage`: marker or summary (stubs go into the calling message's tool part). */
 export type AiSdkUIAddedText = { id: string; role: "user"; parts: Array<{ type: "text"; text: string }> };
 /** Gemini: marker or summary. */
-export type GeminiAddedText = { role: "user"; parts: Array<{ text: string }> };
+export type GeminiAddedText = { role: "user"; parts: Array<{ text: string }>; id?: string };
 /** Gemini: a user turn of stub `functionResponse` parts. */
 export type GeminiAddedStub = {
   role: "user";
+  id?: string;
   parts: Array<{ functionResponse: { name: string; id?: string; response: { result: string } } }>;
 };
 
@@ -420,7 +424,7 @@ export type AddedMessageFor<M> =
 /**
  * The messages of a compacted history of `M`s: `M` itself when what compaction adds
  * is already an `M` (the SDKs' message types), else `M` or an added message (your
- * own `{id, role, content, createdAt}` type: added messages have no `id`). Kept
+ * own `{id, role, content, createdAt}` type: an added message has an `id` when yours do). Kept
  * messages keep their fields; their contents may be shortened.
  */
 export type Compacted<M> = [AddedMessageFor<M>] extends [M] ? M : M | AddedMessageFor<M>;

@@ -361,6 +361,10 @@ runtime("typescript", () => {
   };
   writeFileSync(join(dir, "tsconfig.node.json"), JSON.stringify(nodeConfig, null, 2));
   run(process.execPath, [tsc, "-p", "tsconfig.node.json"], { cwd: dir });
+  // CommonJS under node16 resolution (TS1479 unless `require` has CommonJS types of its own).
+  const node16 = { compilerOptions: { ...nodeConfig.compilerOptions, module: "node16", moduleResolution: "node16", lib: ["es2022", "dom"], types: [] }, files: ["consumer-cjs.cts"] };
+  writeFileSync(join(dir, "tsconfig.node16.json"), JSON.stringify(node16, null, 2));
+  run(process.execPath, [tsc, "-p", "tsconfig.node16.json"], { cwd: dir });
   // Neither the DOM lib nor @types/node: make sure neither was loaded after all.
   run(process.execPath, [tsc, "-p", "tsconfig.bare.json"], { cwd: dir });
   const bareFiles = run(process.execPath, [tsc, "-p", "tsconfig.bare.json", "--listFilesOnly"], { cwd: dir }).stdout;
@@ -368,10 +372,10 @@ runtime("typescript", () => {
   const sdks = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")).devDependencies;
   const sdkList = Object.entries(sdks).filter(([n]) => !n.startsWith("@types/")).map(([n, v]) => `${n}@${v}`).join(", ");
   const expectErrors = ["consumer.ts", "consumer-sdk.ts", "consumer-bare.ts"].map((f) => (readFileSync(join(dir, f), "utf8").match(/@ts-expect-error/g) ?? []).length).reduce((a, b) => a + b);
-  return `${version} --strict --noEmit, skipLibCheck off: nodenext (ESM + .cts require), bundler, Node-only (@types/node, no DOM), and bare (lib es2022, neither DOM nor @types/node); the SDKs' own types in and out without a cast (${sdkList}); ${expectErrors} @ts-expect-error rejections hold`;
+  return `${version} --strict --noEmit, skipLibCheck off: nodenext (ESM + .cts require), node16 (.cts require), bundler, Node-only (@types/node, no DOM), and bare (lib es2022, neither DOM nor @types/node); the SDKs' own types in and out without a cast (${sdkList}); ${expectErrors} @ts-expect-error rejections hold`;
 });
 
-const ALLOWED = [/^[^/]+\.js$/, /^[^/]+\.cjs$/, /^[^/]+\.d\.ts$/, /^chat_compaction_bg\.wasm$/, /^bin\/cli\.js$/, /^bin\/summarizers\.js$/, /^README\.md$/, /^LICENSE$/, /^CHANGELOG\.md$/, /^package\.json$/];
+const ALLOWED = [/^[^/]+\.js$/, /^[^/]+\.cjs$/, /^[^/]+\.d\.c?ts$/, /^chat_compaction_bg\.wasm$/, /^bin\/cli\.js$/, /^bin\/summarizers\.js$/, /^README\.md$/, /^LICENSE$/, /^CHANGELOG\.md$/, /^package\.json$/];
 
 runtime("pack-contents", () => {
   const dry = JSON.parse(run("npm", ["pack", "--dry-run", "--json", "--loglevel=error"], { cwd: pkgDir }).stdout)[0];

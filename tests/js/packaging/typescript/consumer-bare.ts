@@ -35,6 +35,9 @@ const summarize: Summarizer = async (req) => (req.signal.aborted ? "" : `summary
 async function use(): Promise<SdkRequest> {
   const r = compactSync(own, { mode: "recency_preserving" });
   const first: string | undefined = r.messages.find((m): m is ChatMsg => "id" in m)?.id;
+  // Added messages carry an `id` when the history's messages do: every member has one to read.
+  const ids: (string | undefined)[] = r.messages.map((m) => m.id);
+  void ids;
   const sent: SdkRequest = (await compact(request, { mode: "structured", summarize })).request;
   const next: SdkRequest = rebase(compactSync(request), request);
   const sdkResult: CompactionResult<SdkMessage> = compactSync(request.messages);
