@@ -1324,7 +1324,7 @@ export function validate(history, options) {
   let opts = "{}";
   let cache = "once seen";
   if (options !== undefined && options !== null) {
-    expectOptionsObject(options, "an object {format?, provider?, strictAlternation?, cache?}");
+    expectOptionsObject(options, "an object {format?, provider?, strictAlternation?, cache?} (or a compaction's options)");
     try {
       // `cache` is the JS layer's, as for every other call
       opts = JSON.stringify(options, (key, v) => {

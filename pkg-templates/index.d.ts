@@ -890,7 +890,7 @@ export declare function shouldCompact<H extends HistoryLike>(history: H, options
 /** The backend a history is checked for, when it adds rules of its own to the format's. */
 export type Provider = "openai" | "anthropic" | "gemini" | "bedrock";
 
-/** What `validate` checks a history against. */
+/** What `validate` checks a history against (the options of a compaction may come along: they are left aside). */
 export interface ValidateOptions {
   /** Force the message format instead of detecting it. */
   format?: Format | "auto";
@@ -959,7 +959,7 @@ export interface Validation {
  * the calls of the last turn may still be running. Throws INVALID_INPUT for a
  * history that cannot be read, INVALID_CONFIG for bad options.
  */
-export declare function validate<H extends HistoryLike>(history: H, options?: ValidateOptions): Validation;
+export declare function validate<H extends HistoryLike>(history: H, options?: ValidateOptions & Omit<CompactionOptions, keyof ValidateOptions>): Validation;
 
 /** Effective options and warnings from TOML (`[chat.compaction]` of a moltis.toml, or a bare table). */
 export declare function parseConfig(toml: string): {

@@ -303,6 +303,10 @@ test("validate: a bare array may end while tools run; format, provider and error
   assert.throws(() => validate([user], { strictAlternation: "yes" }), { code: "INVALID_CONFIG" });
   assert.throws(() => validate([user], "anthropic"), { code: "INVALID_CONFIG" });
   assert.throws(() => validate([user], [1]), { code: "INVALID_CONFIG" });
+  // The options of a compaction are left aside (one object for both calls); a key neither knows is not.
+  const options = { format: "anthropic", mode: "recency_preserving", contextWindow: 8000, pin: [0], summarize: () => "x", cache: false };
+  assert.deepEqual(validate([user], options).violations, []);
+  assert.throws(() => validate([user], { contextWindows: 8000 }), (e) => e.code === "INVALID_CONFIG" && /contextWindows/.test(e.message));
   assert.throws(() => validate([{ role: "user", content: 42 }]), (e) => e.code === "INVALID_INPUT" && /messages\[0\]/.test(e.message));
   // Ids with lone surrogates come back as they were.
   const id = "call_\uD800x";

@@ -177,6 +177,10 @@ const codes: ViolationCode[] = checked.violations.map((v) => v.code);
 const where: number[] = checked.violations.map((v) => v.index);
 const detected: Format = validate(gemini).format;
 validate(responses, { provider: "bedrock", strict_alternation: false });
+// The options a compaction took pass as they are.
+const compactOptions = { format: "ai-sdk", mode: "recency_preserving", contextWindow: 8000 } as const;
+validate(model, compactOptions);
+compactSync(model, compactOptions);
 
 // Wrong option types are rejected.
 // @ts-expect-error "mistral" is not a provider validate knows
