@@ -85,6 +85,13 @@ impl Error {
         self
     }
 
+    /// The same error with `note` after its message.
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+    pub(crate) fn noting(mut self, note: &str) -> Self {
+        self.message = format!("{} ({note})", self.message);
+        self
+    }
+
     /// An [`ErrorKind::InvalidInput`] error located at `path` (e.g. `messages[3].role`).
     pub fn input(path: impl fmt::Display, what: impl fmt::Display) -> Self {
         Error::new(ErrorKind::InvalidInput, format!("{path}: {what}"))

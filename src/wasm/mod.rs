@@ -127,33 +127,56 @@ fn with_history(
 ) -> String {
     let (mut held, mut retry) = (None, false);
     let config = from_json_text(options);
-    let body = envelope(config.and_then(|c| {
-        let fallback = Estimator(c.options.tokenizer);
-        let counter: &dyn TokenCounter = match &count_tokens {
-            Some(count) => &JsCounter { count, fallback },
-            None => &fallback,
-        };
-        let counter = &Capped(counter);
-        // A caller's counter may answer differently later: nothing is kept.
-        match history.link.filter(|_| count_tokens.is_none()) {
-            Some(link) => match session::run(history.tape, link, &c, (counter, &memo), (pre, f)) {
-                session::Ran::Answer(answer, id) => {
-                    held = id;
-                    answer
+    let body = envelope(
+        config
+            .as_ref()
+            .map_err(Clone::clone)
+            .and_then(|c| {
+                let fallback = Estimator(c.options.tokenizer);
+                let counter: &dyn TokenCounter = match &count_tokens {
+                    Some(count) => &JsCounter { count, fallback },
+                    None => &fallback,
+                };
+                let counter = &Capped(counter);
+                // A caller's counter may answer differently later: nothing is kept.
+                match history.link.filter(|_| count_tokens.is_none()) {
+                    Some(link) => {
+                        match session::run(history.tape, link, c, (counter, &memo), (pre, f)) {
+                            session::Ran::Answer(answer, id) => {
+                                held = id;
+                                answer
+                            }
+                            session::Ran::Retry => {
+                                retry = true;
+                                Ok(String::new())
+                            }
+                        }
+                    }
+                    None => {
+                        let tape = &history.tape;
+                        let root = Tape::open(&tape.words, &tape.bytes)?.root();
+                        pre(c, root, counter)
+                            .unwrap_or_else(|| f(&Opened::read(root, c, counter, &memo)?, counter))
+                    }
                 }
-                session::Ran::Retry => {
-                    retry = true;
-                    Ok(String::new())
+            })
+            .map_err(|e| {
+                // A misspelt option is left aside with a warning, which an error
+                // would not show: the error names it.
+                let mut note = String::new();
+                for w in config.iter().flat_map(|c| &c.warnings) {
+                    if w.code == "UNKNOWN_OPTION" {
+                        note.push_str(if note.is_empty() { "note: " } else { "; " });
+                        note.push_str(&w.message);
+                    }
                 }
-            },
-            None => {
-                let tape = &history.tape;
-                let root = Tape::open(&tape.words, &tape.bytes)?.root();
-                pre(&c, root, counter)
-                    .unwrap_or_else(|| f(&Opened::read(root, &c, counter, &memo)?, counter))
-            }
-        }
-    }));
+                if note.is_empty() {
+                    e
+                } else {
+                    e.noting(&note)
+                }
+            }),
+    );
     if retry || memo.missed() {
         return "{\"retry\":true}".into();
     }

@@ -170,3 +170,12 @@ test("the JS rule checker judges the shared cases like the Rust one", () => {
     assert.equal(error === undefined, c.valid, `${c.name}: ${error?.message}`);
   }
 });
+
+test("an error names the options left aside as unknown (a misspelt option shows where the call fails)", () => {
+  const h = [{ role: "user", content: "hi" }, { role: "assistant", content: "hello" }];
+  assert.throws(
+    () => compactSync(h, { mode: "recency_preserving", contextWindows: 8000 }),
+    (e) => e.code === "TOO_SMALL_TO_COMPACT" && /\(note: unknown option "contextWindows" ignored\)$/.test(e.message),
+  );
+  assert.throws(() => compactSync(h, { mode: "recency_preserving" }), (e) => e.code === "TOO_SMALL_TO_COMPACT" && !/note:/.test(e.message));
+});
