@@ -422,6 +422,25 @@ export type AddedMessageFor<M> =
   : OpenAIAddedText | OpenAIAddedStub;
 
 /**
+ * The system message a summary request for a history of `M`s opens with, where
+ * the format keeps it among the messages (Anthropic and Gemini keep it apart:
+ * `request.system`). Moltis histories are asked for in OpenAI Chat messages.
+ */
+export type SystemMessageFor<M> =
+  HasMember<M, { readonly call_id: string }> extends true ? { type: "message"; role: "system"; content: Array<{ type: "input_text"; text: string }> }
+  : HasMember<M, { readonly id: string; readonly parts: readonly unknown[] }> extends true ? { id: string; role: "system"; parts: Array<{ type: "text"; text: string }> }
+  : HasMember<M, { readonly parts?: readonly unknown[]; readonly content?: undefined }> extends true ? never
+  : HasMember<PartOf<M>, { readonly type: "tool_use" | "tool_result" }> extends true ? never
+  : { role: "system"; content: string };
+
+/**
+ * The messages of a summary request for a history of `M`s: `M`s, what
+ * compaction adds and the system message (for an SDK's message type, all of
+ * them `M`s: the array goes to the SDK as it is).
+ */
+export type SummaryMessageFor<M> = M | AddedMessageFor<M> | SystemMessageFor<M>;
+
+/**
  * The messages of a compacted history of `M`s: `M` itself when what compaction adds
  * is already an `M` (the SDKs' message types), else `M` or an added message (your
  * own `{id, role, content, createdAt}` type: an added message has an `id` when yours do). Kept
@@ -500,13 +519,19 @@ export interface SummarizerUsage {
  * are merged, as for Anthropic and Gemini by default or with `alternation:
  * "merge"`, it is appended to a user message right before it).
  */
-export interface SummarizerRequest {
+export interface SummarizerRequest<M = Message> {
   /** The mode asking. */
   mode: "structured" | "llm_replace";
   /** The system instruction (also the first message for OpenAI-like formats). */
   system: string;
-  /** The conversation to summarize, role-separated, then the instruction. */
-  messages: Message[];
+  /**
+   * The conversation to summarize, role-separated, then the instruction: for a
+   * history of `M`s (the summarizer passed to `compact` with it), messages its
+   * API takes (an SDK's own message type in, the same type out); a message of
+   * any format for a `Summarizer` typed on its own (write
+   * `Summarizer<ChatCompletionMessageParam>` to have the SDK's type).
+   */
+  messages: SummaryMessageFor<M>[];
   /** The final user instruction (the last of `messages`, or the end of it). */
   instruction: string;
   /** The newest earlier summary, when re-compacting (also quoted in `instruction`). */
@@ -534,8 +559,8 @@ export type SummarizerResponse = string | { text: string; usage?: SummarizerUsag
  * return a string or `{text, usage}` (or a promise of either), or stream the text
  * as an async iterable or a ReadableStream (the pieces are concatenated).
  */
-export type Summarizer = (
-  request: SummarizerRequest,
+export type Summarizer<M = Message> = (
+  request: SummarizerRequest<M>,
 ) =>
   | SummarizerResponse
   | Promise<SummarizerResponse>
@@ -620,7 +645,7 @@ export interface CompactionOptions<M = any> {
    */
   cache?: boolean;
   /** The summarizer for the LLM modes (`structured`, `llm_replace`; with `compact` only). */
-  summarize?: Summarizer;
+  summarize?: Summarizer<M>;
   /** Aborts an LLM-mode compaction: `compact` rejects with ABORTED (never a fallback). */
   signal?: AbortSignalLike;
   /** Time limit for all summarizer calls of one compaction together, in ms (default: none). On expiry structured falls back, llm_replace fails with LLM_FAILED. */

@@ -26,6 +26,7 @@ import {
   type GeminiAddedText,
   type OpenAIAddedText,
   type OpenAIAddedStub,
+  type Summarizer,
 } from "chat-compaction";
 
 declare const openai: OpenAI;
@@ -66,6 +67,27 @@ async function openaiResponses(): Promise<void> {
   const items: ResponseInputItem[] = compactSync(responseItems).messages;
   void items;
 }
+
+// A summarizer hands request.messages to the SDK the history came from, as it is.
+async function summarizers(): Promise<void> {
+  await compact(chat, {
+    mode: "structured",
+    summarize: async (request) =>
+      (await openai.chat.completions.create({ model: "gpt-4o-mini", messages: request.messages })).choices[0]?.message.content ?? "",
+  });
+  await compact(anthropicParams, {
+    mode: "llm_replace",
+    summarize: async (request) => {
+      const r = await anthropic.messages.create({ model: "claude-haiku-4-5", system: request.system, messages: request.messages, max_tokens: request.maxTokens });
+      return r.content.map((b) => (b.type === "text" ? b.text : "")).join("");
+    },
+  });
+  // Typed on its own: the SDK's message type names what comes in.
+  const toOpenAI: Summarizer<ChatCompletionMessageParam> = async (request) =>
+    (await openai.chat.completions.create({ model: "gpt-4o-mini", messages: request.messages })).choices[0]?.message.content ?? "";
+  await compact(chatParams, { mode: "structured", summarize: toOpenAI });
+}
+void summarizers;
 
 // ---- @anthropic-ai/sdk ----------------------------------------------------------------
 
