@@ -765,7 +765,7 @@ function counter(options) {
         n.then?.(undefined, () => {}); // its rejection, if any, is reported here, not left unhandled
         failure = new TypeError("countTokens returned a Promise; it must answer synchronously (a synchronous tokenizer such as js-tiktoken's encode, or counts computed beforehand)");
       } else {
-        failure = new TypeError(`countTokens returned ${String(n)}; expected a non-negative number up to 2^53`);
+        failure = new TypeError(`countTokens returned ${typeof n === "string" ? `the string ${JSON.stringify(n)}` : String(n)}; expected a non-negative number up to 2^53`);
       }
     } catch (e) {
       failure = e;
@@ -1059,10 +1059,10 @@ const decoderOptions = { stream: true };
 
 /** Describes a value in an error message. */
 function describe(v) {
-  if (v === null) return "null";
+  if (v === null || v === undefined) return String(v);
   if (Array.isArray(v)) return "an array";
   if (typeof v === "object") return "an object without a text string";
-  return `a ${typeof v}`;
+  return `${/^[aeiou]/.test(typeof v) ? "an" : "a"} ${typeof v}`;
 }
 
 /**
@@ -1310,6 +1310,9 @@ export function compactJsonString(json, options) {
 
 /** Estimated tokens of a text, or of a whole history (array or request object). */
 export function estimateTokens(input, options) {
+  if (typeof input !== "string" && (input === null || typeof input !== "object")) {
+    throw invalid(`input: expected a text, ${EXPECTED_INPUT}, got ${describe(input)}`);
+  }
   return call(raw.estimateTokensTape, input, options, [], true).result;
 }
 

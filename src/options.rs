@@ -545,9 +545,12 @@ fn validate(entries: Vec<Entry>) -> Result<ParsedOptions> {
                         Given::Int(i) if *i >= 0 => Ok(to_usize(*i as u64)),
                         Given::Float(f) if f.fract() == 0.0 && *f >= 0.0 => Ok(*f as usize),
                         other => Err(Error::config(format!(
-                            "{}: expected an array of message indices, found {}{}",
+                            "{}: expected an array of message indices (whole numbers from 0), found {}{}",
                             e.name,
-                            other.type_name(),
+                            match other {
+                                Given::Int(_) | Given::Float(_) => "a negative or fractional number",
+                                _ => other.type_name(),
+                            },
                             e.here()
                         ))),
                     })

@@ -179,3 +179,14 @@ test("an error names the options left aside as unknown (a misspelt option shows 
   );
   assert.throws(() => compactSync(h, { mode: "recency_preserving" }), (e) => e.code === "TOO_SMALL_TO_COMPACT" && !/note:/.test(e.message));
 });
+
+test("error wordings name what came: a text for estimateTokens, the string a counter returned, a negative pin, undefined", async () => {
+  for (const v of [42, undefined, null]) {
+    assert.throws(() => estimateTokens(v), (e) => e.code === "INVALID_INPUT" && /^input: expected a text, an array of messages/.test(e.message) && e.message.endsWith(`got ${v === 42 ? "a number" : String(v)}`));
+  }
+  const h = [{ role: "user", content: "hello there" }];
+  assert.throws(() => estimateTokens(h, { countTokens: () => "608" }), (e) => e.code === "INVALID_CONFIG" && /returned the string "608"/.test(e.message));
+  assert.throws(() => compactSync(h, { pin: [-1] }), (e) => e.code === "INVALID_CONFIG" && /found a negative or fractional number/.test(e.message));
+  const r = await compact(sample, { mode: "structured", contextWindow: 8000, summarize: () => undefined });
+  assert.match(r.notice.fallback.reason, /returned undefined;/);
+});
