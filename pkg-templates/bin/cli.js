@@ -14,7 +14,7 @@ const usage = `usage:
   chat-compaction estimate [--tokenizer o200k|cl100k|claude] FILE
   chat-compaction validate [--format FORMAT] [--provider openai|anthropic|gemini|bedrock] [--strict-alternation] FILE
                                                         (one line per violation; exit 0 when valid, 1 when not)
-  chat-compaction help
+  chat-compaction help | --version
 
 OPTIONS (README "Options" has each one's meaning):
   --mode MODE                 deterministic (default), recency_preserving, structured, llm_replace
@@ -36,7 +36,8 @@ LLM modes:
 
 FILE is JSON (a message array or a request object) or JSON Lines (one message a line), or - for
 standard input. The compacted history goes to standard output (or --out); the notice goes to
-standard error. Exit status: 0 done, 1 error (the message names the file and the place), 2 usage.`;
+standard error. Exit status: 0 done, 1 error (the message names the file and the place), 2 usage,
+3 not yet (check).`;
 
 /** Flags that set an option: flag → [option key, kind]. */
 const OPTION_FLAGS = {
@@ -80,6 +81,7 @@ try {
       endpoint: { type: "string" },
       api: { type: "string" },
       help: { type: "boolean", short: "h" },
+      version: { type: "boolean" },
     },
   });
 } catch (e) {
@@ -89,6 +91,10 @@ const { values, positionals } = parsed;
 const [command, file] = positionals;
 if (values.help || command === "help") {
   process.stdout.write(`${usage}\n`);
+  process.exit(0);
+}
+if (values.version) {
+  process.stdout.write(`${JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")).version}\n`);
   process.exit(0);
 }
 if (!command) fail(usage, 2);
@@ -244,7 +250,10 @@ function summarizerFor(history, options) {
 
 async function compactCommand(history, options) {
   if (["structured", "llm_replace", "llm-replace"].includes(options.mode)) options.summarize = summarizerFor(history, options);
-  else if (values.endpoint) fail(`--endpoint is for the LLM modes (structured, llm_replace), not ${options.mode ?? "deterministic"}`, 2);
+  else {
+    const llm = LLM_FLAGS.find((k) => values[k] !== undefined);
+    if (llm) fail(`--${llm} is for the LLM modes (structured, llm_replace), not ${options.mode ?? "deterministic"}`, 2);
+  }
   const result = await compact(history, options);
   const output = JSON.stringify(result.request ?? result.messages, null, 2) + "\n";
   if (values.out) writeFileSync(values.out, output);
@@ -253,6 +262,20 @@ async function compactCommand(history, options) {
   process.stderr.write(`${notice.text}\nmessages: ${notice.messagesBefore} → ${notice.messagesAfter}; tokens: ${notice.tokensBefore} → ${notice.tokensAfter}\n`);
   if (notice.fallback) process.stderr.write(`fell back from ${notice.fallback.from} (${notice.fallback.code}): ${notice.fallback.reason}\n`);
   for (const w of result.warnings) process.stderr.write(`warning ${w.code}: ${w.message}\n`);
+}
+
+/** What a message says, for a table: its texts, tool outputs and arguments, in any format (else its JSON). */
+function preview(msg) {
+  const found = [];
+  const walk = (v, key) => {
+    if (found.length > 8) return;
+    if (typeof v === "string") {
+      if (["text", "content", "output", "arguments", "thinking", "result", "input"].includes(key)) found.push(v);
+    } else if (Array.isArray(v)) v.forEach((x) => walk(x, key));
+    else if (v !== null && typeof v === "object") for (const [k, x] of Object.entries(v)) walk(x, k === "value" ? key : k);
+  };
+  walk(msg, undefined);
+  return found.length > 0 ? found.join(" | ") : JSON.stringify(msg);
 }
 
 /** The meter as a table: totals, then the heaviest messages first. */
@@ -273,7 +296,7 @@ function measureCommand(history, options) {
   for (const [t, i] of order.slice(0, 15)) {
     const msg = messages[i] ?? {};
     const role = String(msg.role ?? msg.type ?? "?").slice(0, 10);
-    const text = JSON.stringify(msg).replace(/\s+/g, " ").slice(0, 60);
+    const text = preview(msg).replace(/\s+/g, " ").slice(0, 60);
     lines.push(`  ${String(i).padStart(5)}  ${role.padEnd(10)} ${String(t).padStart(7)}  ${pct(t / Math.max(1, m.tokens)).padStart(6)}  ${text}`);
   }
   for (const w of m.warnings) lines.push(`warning ${w.code}: ${w.message}`);
@@ -322,7 +345,11 @@ try {
   }
 } catch (e) {
   // (a library error has a code; a file the system could not read is said in words)
-  const what = e instanceof CompactionError ? `error ${e.code}` : "error";
-  const where = e.code === "INVALID_INPUT" ? ` (${source})` : "";
-  fail(`${what}${where}: ${e.message}`);
+  const library = e instanceof CompactionError;
+  let message = e.message;
+  // An option a flag set is named as the flag.
+  for (const [flag, [key]] of Object.entries(OPTION_FLAGS)) {
+    if (library && values[flag] !== undefined && message.startsWith(`${key}:`)) message = `--${flag}${message.slice(key.length)}`;
+  }
+  fail(`${library ? `error ${e.code} (${source})` : "error"}: ${message}`);
 }

@@ -88,7 +88,7 @@ test("validate: errors and usage", () => {
   const users = file("users2.json", [{ role: "user", content: "a" }]);
   const badProvider = run("validate", "--provider", "mistral", users);
   assert.equal(badProvider.status, 1);
-  assert.match(badProvider.stderr, /^error INVALID_CONFIG: provider/);
+  assert.match(badProvider.stderr, /^error INVALID_CONFIG \(.*users2\.json\): provider/);
   const notJson = run("validate", file("bad.json", "{ not json"));
   assert.equal(notJson.status, 1);
   assert.match(notJson.stderr, /is not JSON/);
@@ -260,7 +260,7 @@ test("a failing endpoint: structured falls back (exit 0), llm_replace fails (exi
     assert.match(structured.stderr, /Mode: Recency preserving/);
     const replace = await runAsync(["compact", "--mode", "llm_replace", "--context-window", "3000", "--endpoint", url, "--model", "m", path]);
     assert.equal(replace.status, 1);
-    assert.match(replace.stderr, /^error LLM_FAILED: /m);
+    assert.match(replace.stderr, /^error LLM_FAILED \(.*long2\.json\): /m);
     assert.equal(replace.stdout, "", "nothing is written on failure");
   } finally {
     server.close();
@@ -269,6 +269,30 @@ test("a failing endpoint: structured falls back (exit 0), llm_replace fails (exi
   assert.equal(run("compact", "--mode", "structured", path).status, 2, "no endpoint: a usage error");
   assert.equal(run("compact", "--mode", "structured", "--endpoint", "http://127.0.0.1:9/v1", path).status, 2, "no model: a usage error");
   assert.equal(run("measure", "--endpoint", "http://127.0.0.1:9/v1", path).status, 2, "--endpoint belongs to compact");
+  const offline = run("compact", "--timeout-ms", "5", path);
+  assert.equal(offline.status, 2, "--timeout-ms belongs to the LLM modes");
+  assert.match(offline.stderr, /^--timeout-ms is for the LLM modes/);
+});
+
+test("--version; errors name the file, and an option a flag set by the flag; measure shows what the heaviest messages say", () => {
+  const version = run("--version");
+  assert.equal(version.status, 0);
+  assert.match(version.stdout, /^\d+\.\d+\.\d+\n$/);
+  const path = file("short.json", [{ role: "user", content: "hi" }, { role: "assistant", content: "hello" }]);
+  const small = run("compact", "--mode", "recency_preserving", path);
+  assert.equal(small.status, 1);
+  assert.match(small.stderr, /^error TOO_SMALL_TO_COMPACT \(.*short\.json\): /);
+  const role = run("compact", "--pin-roles", "human", path);
+  assert.match(role.stderr, /^error INVALID_CONFIG \(.*short\.json\): --pin-roles: expected roles/);
+  const tool = file("tools.json", [
+    { role: "user", content: "read it" },
+    { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "read", arguments: '{"path":"a.rs"}' } }] },
+    { role: "tool", tool_call_id: "c1", content: "fn main() { println!(\"the file's text\"); }" },
+  ]);
+  const table = run("measure", tool).stdout;
+  assert.match(table, /tool .*fn main\(\) \{ println!/);
+  assert.match(table, /assistant .*\{"path":"a\.rs"\}/);
+  assert.doesNotMatch(table, /"role"/, "the text, not the message's JSON");
 });
 
 test("--config leaves the window to the request's model unless it sets one; --strict makes its unknown keys errors", () => {
