@@ -519,7 +519,9 @@ function message(v, depth, index) {
     }
     if (same) {
       if (held) {
-        // Held by the session: one word, and wasm takes its view as it is.
+        // Held by the session: one word, and wasm takes its view as it is
+        // (with the stand-ins for lone surrogates its text was read with).
+        remapped ||= cached.remapped;
         flush();
         word(9);
         refs++;

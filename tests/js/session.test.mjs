@@ -142,3 +142,18 @@ test("a request object answers as without the cache, whichever message key comes
   agrees({ input: history(2), model: "gpt-4o", messages: h }, {}, "two keys");
   agrees({ input: history(2), model: "gpt-4o", messages: h }, {}, "two keys again");
 });
+
+test("a held message with a lone surrogate: what wasm writes from its text gets the surrogate back", () => {
+  const h = history(8);
+  for (const m of h) if (m.role === "user") m.content += " half an emoji: \uD83D.";
+  const o = { mode: "recency_preserving", contextWindow: 3000, protectTailMin: 4 };
+  measure(h, o);
+  for (let k = 0; k < 3; k++) {
+    const r = compactSync(h, o);
+    const marker = r.messages.find((m) => !h.includes(m));
+    assert.match(marker.content, /half an emoji: \uD83D\./, "the digest quotes the request as it was");
+    assert.doesNotMatch(JSON.stringify(r.messages), /[\u{10F800}-\u{10FFFF}]/u);
+    assert.deepEqual(outcome(() => r), outcome(() => compactSync(h, { ...o, cache: false })));
+    h.push(...round(8 + k));
+  }
+});
