@@ -58,16 +58,13 @@ let onceSeen = false;
 let stubBy;
 /**
  * The session (src/session.rs): the history wasm holds from an earlier call,
- * `{id, items, entries, by, stubbed, calls}` — its number, the message
- * objects it holds in order and their cache entries, the tokenizer they were
- * estimated with, whether a meter's
- * stub stands for any of them (a compaction then takes none), and the calls
- * that added to it (each leaves its tape in wasm until the session starts
- * afresh, after `SESSION_CALLS`).
+ * `{id, items, entries, by, stubbed}` — its number, the message objects it
+ * holds in order and their cache entries, the tokenizer they were estimated
+ * with, and whether a meter's stub stands for any of them (a compaction then
+ * takes none). Wasm ends a session after 32 calls (each leaves its tape there).
  */
-const NO_SESSION = { id: 0, items: [], entries: [], by: undefined, stubbed: false, calls: 0 };
+const NO_SESSION = { id: 0, items: [], entries: [], by: undefined, stubbed: false };
 let session = NO_SESSION;
-const SESSION_CALLS = 32;
 /**
  * This call's view of the session: the items it may send as `earlier` nodes
  * (undefined: none), and the cache entries their views were read from (what
@@ -459,27 +456,48 @@ function flush() {
  * Segments written this call (cache entries still pointing into the scratch
  * buffers). `settle` moves them, all at once, into two arrays of their own: one
  * allocation a call instead of two a message, which is what a cold call on
- * thousands of messages would otherwise spend its time on.
+ * thousands of messages would otherwise spend its time on. Only the fresh
+ * segments are copied, those that lie one after another together: what lies
+ * between them was copied from the cache, and a slab that spanned it too kept
+ * a copy of the whole history alive for each message written fresh (a head
+ * object made anew for every call, with one message appended: memory grew with
+ * the square of the history).
  */
 let fresh = [];
 
 function settle() {
   if (fresh.length === 0) return;
-  let [w0, w1, b0, b1] = [Infinity, 0, Infinity, 0];
+  // Runs of segments that follow one another (their headers between them).
+  const ranges = [];
+  let [nw, nb] = [0, 0];
   for (const e of fresh) {
-    w0 = Math.min(w0, e.w0);
-    w1 = Math.max(w1, e.w1);
-    b0 = Math.min(b0, e.b0);
-    b1 = Math.max(b1, e.b1);
+    const last = ranges.at(-1);
+    if (last !== undefined && e.w0 === last.w1 + 2 && e.b0 === last.b1) {
+      [last.w1, last.b1] = [e.w1, e.b1];
+    } else {
+      ranges.push({ w0: e.w0, w1: e.w1, b0: e.b0, b1: e.b1 });
+    }
   }
-  const [ownWords, ownBytes] = [words.slice(w0, w1), bytes.slice(b0, b1)];
-  for (const e of fresh) {
-    e.words = ownWords;
-    e.bytes = ownBytes;
-    e.w0 -= w0;
-    e.w1 -= w0;
-    e.b0 -= b0;
-    e.b1 -= b0;
+  for (const r of ranges) {
+    nw += r.w1 - r.w0;
+    nb += r.b1 - r.b0;
+  }
+  const [ownWords, ownBytes] = [new Uint32Array(nw), new Uint8Array(nb)];
+  let [aw, ab, k] = [0, 0, 0];
+  for (const r of ranges) {
+    ownWords.set(words.subarray(r.w0, r.w1), aw);
+    ownBytes.set(bytes.subarray(r.b0, r.b1), ab);
+    for (; k < fresh.length && fresh[k].w1 <= r.w1; k++) {
+      const e = fresh[k];
+      e.words = ownWords;
+      e.bytes = ownBytes;
+      e.w0 += aw - r.w0;
+      e.w1 += aw - r.w0;
+      e.b0 += ab - r.b0;
+      e.b1 += ab - r.b0;
+    }
+    aw += r.w1 - r.w0;
+    ab += r.b1 - r.b0;
   }
   fresh = [];
 }
@@ -714,6 +732,15 @@ function expectOptionsObject(options, expected) {
   }
 }
 
+/** `options[key]` (a getter that throws is INVALID_CONFIG). */
+function readOption(options, key) {
+  try {
+    return options?.[key];
+  } catch (cause) {
+    throw optionsThrew(cause);
+  }
+}
+
 function optionsJson(options) {
   if (options === undefined || options === null) return "";
   expectOptionsObject(options, "an object");
@@ -784,10 +811,11 @@ function counter(options) {
 
 /**
  * The options JSON with `pin` given as a function `(message, index) => boolean`
- * turned into the indices it picks from the messages as read.
+ * turned into the indices it picks from the messages as read. (`pin` is read
+ * from the options before the history is written: a call its getter makes
+ * then writes into buffers of its own.)
  */
-function withPins(opts, options, messages) {
-  const pin = options?.pin;
+function withPins(opts, pin, messages) {
   if (typeof pin !== "function" || !Array.isArray(messages)) return opts;
   const picked = [];
   // The encoded history still lies in the scratch buffers: a call the pin
@@ -882,19 +910,21 @@ function keepRecords(memo, by, entries) {
  * once seen, see `seenBefore`); should wasm miss a stub (the history now reads
  * as another format), the call is made again with every message written out.
  */
-function call(exportFn, history, options, rest = [], stubs = false, held = true) {
+function call(exportFn, history, options, rest = [], stubs = false, retried = undefined) {
   ensureReady();
-  let opts = optionsJson(options);
+  const held = retried === undefined;
+  const pin = held ? readOption(options, "pin") : undefined;
+  let opts = retried ?? optionsJson(options);
   const [count, check] = counter(options);
   const by = recordsBy(options);
   // The session holds what the records are keyed by, and never a history a
   // call made from inside the caller's getter reads (the outer call's is).
   const sessionBy = encoding ? undefined : by;
   const s = session;
-  const usable = held && sessionBy !== undefined && s.by === sessionBy && (stubs || !s.stubbed) && s.calls < SESSION_CALLS;
+  const usable = held && sessionBy !== undefined && s.by === sessionBy && (stubs || !s.stubbed);
   const written = tape(history, "input", options?.cache === false ? false : stubs || "once seen", stubs ? by : undefined, usable ? s : undefined);
   const { views: [w, b], messages, key, remapped, entries, items, refs } = written;
-  opts = withPins(opts, options, messages);
+  if (held) opts = withPins(opts, pin, messages);
   const known = knownRecords(by, entries, refs);
   // Hold the history when the cache takes it (the session's views lean on the cached records).
   const keep = sessionBy !== undefined && items !== undefined && keepsRecords(by, entries);
@@ -913,13 +943,14 @@ function call(exportFn, history, options, rest = [], stubs = false, held = true)
   check();
   const parsed = JSON.parse(envelope);
   if (parsed.retry) {
+    // Again with every message written; the pins as picked (a pin function runs once).
     if (refs > 0) session = NO_SESSION;
-    return call(exportFn, history, options, rest, false, false);
+    return call(exportFn, history, options, rest, false, opts);
   }
   if (parsed.session === 0) session = NO_SESSION;
   else if (parsed.session !== undefined) {
     const continued = refs > 0;
-    session = { id: parsed.session, items, entries, by, stubbed: written.stubs > 0 || (continued && s.stubbed), calls: continued ? s.calls + 1 : 1 };
+    session = { id: parsed.session, items, entries, by, stubbed: written.stubs > 0 || (continued && s.stubbed) };
   }
   // Estimates made before an error (TOO_SMALL_TO_COMPACT, say) are kept too.
   keepRecords(parsed.memo, by, entries);
@@ -1014,13 +1045,14 @@ class Job {
     ensureReady();
     this.options = optionsJson(options);
     [this.count, this.check] = counter(options);
+    const pin = readOption(options, "pin");
     const { views, messages, key, remapped, entries } = tape(history, "input", options?.cache === false ? false : "once seen");
     try {
       this.tape = views.map((v) => v.slice());
     } finally {
       release();
     }
-    this.options = withPins(this.options, options, messages);
+    this.options = withPins(this.options, pin, messages);
     // Not an array: wasm reports what is wrong on the first step.
     this.source = Array.isArray(messages) ? messages.slice() : [];
     this.key = key;

@@ -36,14 +36,21 @@ self_cell!(
     }
 );
 
-/// The session and its number, which the JS layer names to refer to it.
+/// The session and its number, which the JS layer names to refer to it, and
+/// how many tapes it holds.
 struct Slot {
     id: u32,
     session: Option<Session>,
+    tapes: usize,
 }
 
+/// The tapes a session holds at most: every call through it adds one (a warm
+/// call's is small: one word a held message), whether or not it succeeds; the
+/// session ends there, and the next call starts a new one.
+const MAX_TAPES: usize = 32;
+
 thread_local! {
-    static SLOT: RefCell<Slot> = const { RefCell::new(Slot { id: 0, session: None }) };
+    static SLOT: RefCell<Slot> = const { RefCell::new(Slot { id: 0, session: None, tapes: 0 }) };
 }
 
 /// Ends the session (before a call that starts a new one sends its tape: the
@@ -93,9 +100,11 @@ pub(super) fn run(
         if prefix == 0 {
             slot.session = None; // its memory first
             slot.session = Some(Session::new(FrozenVec::new(), |_| Held::default()));
+            slot.tapes = 0;
         } else if link.id != slot.id {
             return Ran::Retry;
         }
+        slot.tapes += 1;
         let Some(session) = slot.session.as_mut() else {
             return Ran::Retry;
         };
@@ -135,6 +144,11 @@ pub(super) fn run(
         let Some(answer) = answer else {
             slot.session = None;
             return Ran::Retry;
+        };
+        let fate = if slot.tapes >= MAX_TAPES {
+            Fate::Drop
+        } else {
+            fate
         };
         match fate {
             Fate::Keep => {

@@ -157,3 +157,60 @@ test("a held message with a lone surrogate: what wasm writes from its text gets 
     h.push(...round(8 + k));
   }
 });
+
+test("calls that fail through the session do not pile their tapes up in wasm memory", async () => {
+  const { initSync } = await import("../../pkg/chat_compaction.js");
+  const memory = () => initSync({ module: new Uint8Array(0) }).memory.buffer.byteLength;
+  const h = history(400);
+  const bad = [...h, { role: "user", content: 42 }];
+  measure(h);
+  measure(h);
+  for (let k = 0; k < 50; k++) assert.throws(() => measure(bad), { code: "INVALID_INPUT" });
+  const before = memory();
+  for (let k = 0; k < 1000; k++) assert.throws(() => measure(bad), { code: "INVALID_INPUT" });
+  assert.ok(memory() - before < 2 << 20, `wasm memory grew by ${((memory() - before) / 2 ** 20).toFixed(1)} MB over 1,000 failed calls`);
+  assert.deepEqual(outcome(() => measure(h)), outcome(() => measure(h, { cache: false })));
+});
+
+test("a call made again with every message written runs the caller's pin function once, and a pin getter's own call leaves the outer call's history alone", () => {
+  const h = history(6);
+  let calls = 0;
+  const pin = (m, i) => (calls++, i === 5);
+  compactSync(h, { mode: "recency_preserving", contextWindow: 3000, protectTailMin: 4, pin });
+  compactSync(h, { mode: "recency_preserving", contextWindow: 3000, protectTailMin: 4, pin });
+  // A Moltis notice: the history now reads as another format than the session's.
+  const moltis = [...h, { role: "notice", content: "checkpoint" }];
+  calls = 0;
+  const r = compactSync(moltis, { mode: "recency_preserving", contextWindow: 3000, protectTailMin: 4, pin });
+  assert.equal(calls, moltis.length, "the pin function ran once per message");
+  assert.ok(r.messages.includes(h[5]), "the pinned message stays");
+  // A getter of `pin` that measures another history of the same size while the outer call runs.
+  const other = h.map((m) => ({ ...m, content: typeof m.content === "string" ? m.content.replace(/[a-z]/g, "x") : m.content }));
+  measure(h);
+  const options = { get pin() { measure(other); return undefined; } };
+  assert.deepEqual(measure(h, options), measure(h, { cache: false }));
+  assert.deepEqual(measure(h), measure(h, { cache: false }));
+});
+
+test("a head object made anew for every call keeps no copy of the whole history per message", async () => {
+  const { setFlagsFromString } = await import("node:v8");
+  const { runInNewContext } = await import("node:vm");
+  setFlagsFromString("--expose-gc");
+  const gc = runInNewContext("gc");
+  const messages = [];
+  gc();
+  const before = process.memoryUsage().arrayBuffers;
+  for (let i = 0; i < 600; i++) {
+    messages.push({ role: i % 2 ? "assistant" : "user", content: `message ${i}: ` + "lorem ipsum dolor sit amet ".repeat(20) });
+    const system = { role: "system", content: "You are a helpful assistant." };
+    try {
+      compactSync([system, ...messages], { mode: "recency_preserving", contextWindow: 200000 });
+    } catch (e) {
+      if (!(e instanceof CompactionError)) throw e;
+    }
+  }
+  gc();
+  const held = process.memoryUsage().arrayBuffers - before;
+  // About 0.35 MB of text: its encoded form once, not once per message (a slab of each call was ≈ 60 MB in all).
+  assert.ok(held < 8 << 20, `${(held / 2 ** 20).toFixed(1)} MB of buffers held for 600 messages`);
+});
