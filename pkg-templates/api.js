@@ -596,13 +596,16 @@ function release() {
 /**
  * Encodes `input` into the scratch buffers; returns the two views to pass to
  * wasm, the message array as read, the request key it was read from (undefined
- * for an array), whether lone surrogates were hidden, and the messages' cache
- * entries. `cache`: whether messages come from and go to the per-message
- * cache (`true`), not (`false`), or only once the history was seen before
- * (`"once seen"`, see `seenBefore`); `stubTokenizer`: the tokenizer of the
- * records a stub may stand on (undefined: no stubs). A call made from inside
- * the caller's getter or toJSON (re-entrant) encodes into buffers of its own
- * and leaves the outer encoding as it was.
+ * for an array), whether lone surrogates were hidden, the messages' cache
+ * entries, the history's items (for the session), the messages sent as
+ * `earlier` nodes and the stubs written. `cache`: whether messages come from
+ * and go to the per-message cache (`true`), not (`false`), or only once the
+ * history was seen before (`"once seen"`, see `seenBefore`); `stubTokenizer`:
+ * the tokenizer of the records a stub may stand on (undefined: no stubs);
+ * `held`: the session (its items and their entries) whose messages may go as
+ * `earlier` nodes. A call made from inside the caller's getter or toJSON
+ * (re-entrant) encodes into buffers of its own and leaves the outer encoding
+ * as it was.
  */
 function tape(input, what, cache = "once seen", stubTokenizer = undefined, held = undefined) {
   if (input === undefined) {
