@@ -94,7 +94,7 @@ type Run<'r> =
 /// session (`session`: the one the JS layer refers to, 0 for none; `prefix`:
 /// how many messages it sent as `earlier` nodes; `keep`: hold this history in
 /// the session).
-pub struct History {
+struct History {
     tape: session::Chunk,
     link: Option<session::Link>,
 }
