@@ -107,12 +107,17 @@ pub(crate) fn gather<'a>(views: &[Message<'a>], picked: &[usize]) -> Facts<'a> {
                 tool(&mut f, name);
             }
         }
-        // (a view the session holds reads them once; another, as it goes)
+        // (a view the session holds reads them once; another, as it goes; a
+        // path that repeats the one before is left out before the sort)
+        let mut file = |path: Cow<'a, str>| {
+            if f.files.last() != Some(&path) {
+                f.files.push(path);
+            }
+        };
         if m.held {
-            f.files
-                .extend(mentions(m).files.iter().map(|p| m.mentioned(p)));
+            mentions(m).files.iter().for_each(|p| file(m.mentioned(p)));
         } else {
-            each_path(m, |p| f.files.push(m.mentioned(&p)));
+            each_path(m, |p| file(m.mentioned(&p)));
         }
         if m.role == Role::User {
             // Markers, alone or merged into the caller's message (alternation
