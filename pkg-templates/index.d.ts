@@ -413,25 +413,43 @@ type PartOf<M> = M extends { readonly content: infer C } ? ItemOf<C> : never;
  * `tool-call` parts AI SDK ModelMessages, anything else OpenAI Chat (your own
  * `{role, content}` messages included).
  */
-export type AddedMessageFor<M> =
-  HasMember<M, { readonly call_id: string }> extends true ? ResponsesAddedText | ResponsesAddedStub
-  : HasMember<M, { readonly id: string; readonly parts: readonly unknown[] }> extends true ? AiSdkUIAddedText
-  : HasMember<M, { readonly parts?: readonly unknown[]; readonly content?: undefined }> extends true ? GeminiAddedText | GeminiAddedStub
-  : HasMember<PartOf<M>, { readonly type: "tool_use" | "tool_result" }> extends true ? AnthropicAddedText | AnthropicAddedStub
-  : HasMember<PartOf<M>, { readonly type: "tool-call" | "tool-result" }> extends true ? AiSdkAddedText | AiSdkAddedStub
-  : OpenAIAddedText | OpenAIAddedStub;
+export type AddedMessageFor<M> = AddedByFormat[FormatOfMessages<M>];
+
+/** The format a history of `M`s is in, as its type tells (see `AddedMessageFor`). */
+type FormatOfMessages<M> =
+  HasMember<M, { readonly call_id: string }> extends true ? "openai-responses"
+  : HasMember<M, { readonly id: string; readonly parts: readonly unknown[] }> extends true ? "ai-sdk-ui"
+  : HasMember<M, { readonly parts?: readonly unknown[]; readonly content?: undefined }> extends true ? "gemini"
+  : HasMember<PartOf<M>, { readonly type: "tool_use" | "tool_result" }> extends true ? "anthropic"
+  : HasMember<PartOf<M>, { readonly type: "tool-call" | "tool-result" }> extends true ? "ai-sdk"
+  : "openai";
+
+/** What compaction adds, by format. */
+interface AddedByFormat {
+  "openai-responses": ResponsesAddedText | ResponsesAddedStub;
+  "ai-sdk-ui": AiSdkUIAddedText;
+  gemini: GeminiAddedText | GeminiAddedStub;
+  anthropic: AnthropicAddedText | AnthropicAddedStub;
+  "ai-sdk": AiSdkAddedText | AiSdkAddedStub;
+  openai: OpenAIAddedText | OpenAIAddedStub;
+}
 
 /**
  * The system message a summary request for a history of `M`s opens with, where
  * the format keeps it among the messages (Anthropic and Gemini keep it apart:
  * `request.system`). Moltis histories are asked for in OpenAI Chat messages.
  */
-export type SystemMessageFor<M> =
-  HasMember<M, { readonly call_id: string }> extends true ? { type: "message"; role: "system"; content: Array<{ type: "input_text"; text: string }> }
-  : HasMember<M, { readonly id: string; readonly parts: readonly unknown[] }> extends true ? { id: string; role: "system"; parts: Array<{ type: "text"; text: string }> }
-  : HasMember<M, { readonly parts?: readonly unknown[]; readonly content?: undefined }> extends true ? never
-  : HasMember<PartOf<M>, { readonly type: "tool_use" | "tool_result" }> extends true ? never
-  : { role: "system"; content: string };
+export type SystemMessageFor<M> = SystemByFormat[FormatOfMessages<M>];
+
+/** The summary request's system message, by format. */
+interface SystemByFormat {
+  "openai-responses": { type: "message"; role: "system"; content: Array<{ type: "input_text"; text: string }> };
+  "ai-sdk-ui": { id: string; role: "system"; parts: Array<{ type: "text"; text: string }> };
+  gemini: never;
+  anthropic: never;
+  "ai-sdk": { role: "system"; content: string };
+  openai: { role: "system"; content: string };
+}
 
 /**
  * The messages of a summary request for a history of `M`s: `M`s, what

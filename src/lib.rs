@@ -107,12 +107,18 @@ fn views<'a, N: Node<'a>>(
 ) -> Result<Vec<Message<'a>>> {
     let mut views = doc.read_known(memo)?;
     memo.estimate(doc, &mut views, 0, counter);
-    // Behind a provider's compaction the provider reads nothing: those messages
-    // stay in the caller's history but cost no tokens.
-    if let Some(b) = views.iter().rposition(|m| m.boundary) {
+    uncount_behind_boundary(&mut views);
+    Ok(views)
+}
+
+/// Behind a provider's compaction the provider reads nothing: those messages
+/// stay in the caller's history but cost no tokens. Whether there is one.
+pub(crate) fn uncount_behind_boundary(views: &mut [Message<'_>]) -> bool {
+    let boundary = views.iter().rposition(|m| m.boundary);
+    if let Some(b) = boundary {
         views[..b].iter_mut().for_each(|v| v.tokens = 0);
     }
-    Ok(views)
+    boundary.is_some()
 }
 
 /// A history read for planning: its document, its views with their estimates

@@ -105,13 +105,10 @@ impl<'a, N: Node<'a>> Held<'a, N> {
         }
         memo.estimate(&doc, &mut self.views, prefix, counter);
         self.views[prefix..].iter_mut().for_each(|v| v.held = true);
-        // Behind a provider's compaction the provider reads nothing (as
-        // `crate::views` counts it): for this call, and then the session ends.
-        let boundary = self.views.iter().rposition(|v| v.boundary);
-        if let Some(b) = boundary {
-            self.views[..b].iter_mut().for_each(|v| v.tokens = 0);
-        }
-        Ok(Some((doc, boundary.is_none())))
+        // A boundary changes the tokens of the views before it: for this call,
+        // and then the session ends.
+        let boundary = crate::uncount_behind_boundary(&mut self.views);
+        Ok(Some((doc, !boundary)))
     }
 
     /// Takes back the nodes and evidence of the document [`Held::open`] answered.
