@@ -190,3 +190,12 @@ test("error wordings name what came: a text for estimateTokens, the string a cou
   const r = await compact(sample, { mode: "structured", contextWindow: 8000, summarize: () => undefined });
   assert.match(r.notice.fallback.reason, /returned undefined;/);
 });
+
+test("a pin getter that throws is INVALID_CONFIG, the history untouched and the instance working", () => {
+  const h = [{ role: "user", content: "hi" }, { role: "assistant", content: "hello" }];
+  const before = JSON.stringify(h);
+  const options = { mode: "deterministic", get pin() { throw new Error("no pins today"); } };
+  assert.throws(() => compactSync(h, options), (e) => e.code === "INVALID_CONFIG" && /no pins today/.test(e.message));
+  assert.equal(JSON.stringify(h), before);
+  assert.ok(estimateTokens(h) > 0 && compactSync(h, { mode: "deterministic" }).messages.length > 0);
+});
