@@ -436,10 +436,12 @@ struct Simd(core::arch::wasm32::v128);
 impl Lanes for Simd {
     #[inline(always)]
     fn load(b: &[u8; 16]) -> Self {
-        Simd(core::arch::wasm32::u8x16(
-            b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13],
-            b[14], b[15],
-        ))
+        // Two 8-byte reads: written byte by byte, the lanes were filled with
+        // sixteen lane loads, the scan's largest cost (`unsafe` `v128_load`
+        // is not ours to use).
+        let (lo, hi) = b.split_at(8);
+        let word = |half: &[u8]| u64::from_le_bytes(half.try_into().unwrap_or([0; 8]));
+        Simd(core::arch::wasm32::u64x2(word(lo), word(hi)))
     }
     #[inline(always)]
     fn in_range(self, lo: u8, len: u8) -> u16 {

@@ -236,3 +236,74 @@ fn images_count_by_their_size_never_by_their_base64() {
         );
     }
 }
+
+/// Texts that cross the scan's 16- and 64-byte blocks at every offset with
+/// every class of byte it sorts (letters, digits, punctuation runs, escapes,
+/// breaks, spaces, two-, three- and four-byte characters of every kind).
+fn lane_texts() -> Vec<String> {
+    #[rustfmt::skip]
+    const PIECES: &[&str] = &[
+        "the", " ", "Word", "configuration", "42", "1234567", "====", "();", "\\_\\_\\_",
+        "-=-=-=", "\\\"", "\\n", "\n", "\r\n\n", "  ", "\t\t", "é", "жук", "ạ", "ἀ", "中", "龘",
+        "の", "カ", "한국어", "힣", "ᄀ", "。", "，", "─", "😀", "𠀀", "{\"a\":1}", "src/main.rs",
+        "é中😀",
+    ];
+    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = move || {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (state >> 33) as usize
+    };
+    (0..300)
+        .map(|i| {
+            let target = 1 + (i * 7) % 200 + if i % 60 == 0 { 1000 } else { 0 };
+            let mut s = String::new();
+            while s.len() < target {
+                s.push_str(PIECES[next() % PIECES.len()]);
+            }
+            s
+        })
+        .collect()
+}
+
+/// The package's estimator is the wasm `simd128` scan, which native tests do
+/// not run: `tests/fixtures/estimates/lanes.json` holds what this (portable)
+/// build estimates for [`lane_texts`] under each profile, and the JS suite
+/// (`tests/js/estimates.test.mjs`) asks the package for the same numbers.
+/// `UPDATE_ESTIMATES=1 cargo test --test estimator` rewrites the file after a
+/// change of the weights.
+#[test]
+fn the_lane_texts_fixture_holds_what_this_build_estimates() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/estimates/lanes.json");
+    let profiles = [
+        ("o200k", Profile::O200k),
+        ("cl100k", Profile::Cl100k),
+        ("claude", Profile::Claude),
+    ];
+    let rows: Vec<serde_json::Value> = lane_texts()
+        .into_iter()
+        .map(|text| {
+            let mut row = serde_json::Map::new();
+            for (name, profile) in profiles {
+                row.insert(name.into(), estimate(&text, profile).into());
+            }
+            row.insert("text".into(), text.into());
+            row.into()
+        })
+        .collect();
+    if std::env::var_os("UPDATE_ESTIMATES").is_some() {
+        let lines: Vec<String> = rows.iter().map(|r| r.to_string()).collect();
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, format!("[\n{}\n]\n", lines.join(",\n"))).unwrap();
+    }
+    let fixture: Vec<serde_json::Value> =
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(
+        fixture,
+        rows,
+        "{} is stale: rewrite it with UPDATE_ESTIMATES=1 cargo test --test estimator",
+        path.display()
+    );
+}
