@@ -347,24 +347,26 @@ fn the_developer_role_is_accepted_with_created_at() {
 }
 
 /// Best of three timings of `f`.
-fn time(f: impl Fn()) -> Duration {
-    (0..3)
-        .map(|_| {
-            let t = Instant::now();
-            f();
-            t.elapsed()
-        })
-        .min()
-        .unwrap()
-}
-
-fn assert_linear(what: &str, small: Duration, large: Duration) {
-    // Four times the input may take about four times as long (caches make it a
-    // little more); quadratic work takes sixteen times.
-    let ratio = large.as_secs_f64() / small.as_secs_f64().max(1e-6);
+/// Asserts that `large` (four times the input of `small`) takes less than ten
+/// times as long: about four when linear, sixteen when quadratic. The two run
+/// in turn, five times each, and the fastest of each counts, so a burst of
+/// load from the tests running beside this one (a 2-core machine) falls on
+/// both rather than on one.
+fn assert_linear(what: &str, small: impl Fn(), large: impl Fn()) {
+    let time = |f: &dyn Fn()| {
+        let t = Instant::now();
+        f();
+        t.elapsed()
+    };
+    let (mut fastest_small, mut fastest_large) = (Duration::MAX, Duration::MAX);
+    for _ in 0..5 {
+        fastest_small = fastest_small.min(time(&small));
+        fastest_large = fastest_large.min(time(&large));
+    }
+    let ratio = fastest_large.as_secs_f64() / fastest_small.as_secs_f64().max(1e-6);
     assert!(
-        ratio < 8.0,
-        "{what}: four times the size took {ratio:.1}× as long ({small:?} → {large:?})"
+        ratio < 10.0,
+        "{what}: four times the size took {ratio:.1}× as long ({fastest_small:?} → {fastest_large:?})"
     );
 }
 
@@ -380,8 +382,8 @@ fn hostile_shapes_take_linear_time() {
     let (a, b) = (toml(10_000), toml(40_000));
     assert_linear(
         "unknown TOML keys",
-        time(|| drop(options::from_toml(&a))),
-        time(|| drop(options::from_toml(&b))),
+        || drop(options::from_toml(&a)),
+        || drop(options::from_toml(&b)),
     );
     let calls = |n: usize| {
         let calls: Vec<Value> = (0..n)
@@ -401,8 +403,8 @@ fn hostile_shapes_take_linear_time() {
             .unwrap();
     assert_linear(
         "tool calls in one message",
-        time(|| drop(compact(&a, &config))),
-        time(|| drop(compact(&b, &config))),
+        || drop(compact(&a, &config)),
+        || drop(compact(&b, &config)),
     );
 }
 
