@@ -906,6 +906,43 @@ function keepRecords(memo, by, entries) {
 }
 
 /**
+ * The tokenizers of well-known models whose counts differ from o200k's, by the
+ * longest prefix of the model name (after any `provider/`, in any case): the
+ * table of src/request.rs (`MODEL_TOKENIZERS`); tests/fixtures/estimates/models.json
+ * holds both to the same answers.
+ */
+const MODEL_TOKENIZERS = [["claude", "claude"], ["gpt-4", "cl100k"], ["gpt-3.5", "cl100k"], ["gpt-4o", "o200k"], ["gpt-4.1", "o200k"], ["gpt-4.5", "o200k"], ["chatgpt-4o", "o200k"]];
+
+/**
+ * `options` with the tokenizer a request's well-known `model` implies, when the
+ * caller gives none (resolved here, not in wasm: the cached records are keyed
+ * by the tokenizer before wasm runs). A request read through its own `toJSON`
+ * keeps the default.
+ */
+function withModelTokenizer(options, history) {
+  if (options !== undefined && options !== null) expectOptionsObject(options, "an object");
+  if (readOption(options, "tokenizer") != null) return options;
+  let model;
+  try {
+    if (!isRequest(history) || typeof history.toJSON === "function") return options;
+    model = history.model;
+    if (model !== null && typeof model === "object") model = model.modelId;
+  } catch {
+    return options; // (the tape reports what cannot be read)
+  }
+  if (typeof model !== "string") return options;
+  const name = model.slice(model.lastIndexOf("/") + 1).toLowerCase();
+  let best = ["", "o200k"];
+  for (const entry of MODEL_TOKENIZERS) if (entry[0].length > best[0].length && name.startsWith(entry[0])) best = entry;
+  if (best[1] === "o200k") return options;
+  try {
+    return { ...options, tokenizer: best[1] };
+  } catch (cause) {
+    throw optionsThrew(cause);
+  }
+}
+
+/**
  * Calls a wasm export with the encoded history, the options, `rest`, the
  * caller's counter and the records known. `stubs`: a meter call — known
  * messages may go as stubs (the meter and the total read nothing else of
@@ -915,6 +952,7 @@ function keepRecords(memo, by, entries) {
  */
 function call(exportFn, history, options, rest = [], stubs = false, retried = undefined) {
   ensureReady();
+  options = withModelTokenizer(options, history);
   const held = retried === undefined;
   const pin = held ? readOption(options, "pin") : undefined;
   let opts = retried ?? optionsJson(options);
@@ -1046,6 +1084,7 @@ function aborted(signal) {
 class Job {
   constructor(history, options) {
     ensureReady();
+    options = withModelTokenizer(options, history);
     this.options = optionsJson(options);
     [this.count, this.check] = counter(options);
     const pin = readOption(options, "pin");
@@ -1412,5 +1451,7 @@ export function parseConfig(toml) {
   // Without context_window in the table, the default window would hide the
   // window of a request's model: the options can be passed on as they are.
   if (!config.contextWindowGiven) delete config.options.contextWindow;
+  // (and the tokenizer, which the model chooses too)
+  if (!config.tokenizerGiven) delete config.options.tokenizer;
   return config;
 }

@@ -630,7 +630,11 @@ export interface CompactionOptions<M = any> {
    * default for the other formats); `"auto"` is that default.
    */
   alternation?: Alternation | "auto";
-  /** Which tokenizer the estimator imitates (default "o200k"). */
+  /**
+   * Which tokenizer the estimator imitates. Default: the one a request's
+   * well-known `model` implies (`claude-*` → "claude"; GPT-4 other than 4o/4.1/4.5,
+   * and GPT-3.5 → "cl100k"), else "o200k".
+   */
   tokenizer?: Tokenizer;
   /** `created_at` (ms) for synthesized Moltis messages; default: that of the messages they replace. */
   now?: number;
@@ -1006,9 +1010,14 @@ export declare function validate<H extends HistoryLike>(history: H, options?: Va
 
 /** Effective options and warnings from TOML (`[chat.compaction]` of a moltis.toml, or a bare table). */
 export declare function parseConfig(toml: string): {
-  /** The options in effect; `contextWindow` only when the table set it (else a request's model, or the default, chooses). */
-  options: Omit<EffectiveOptions, "contextWindow"> & { contextWindow?: number };
+  /**
+   * The options in effect; `contextWindow` and `tokenizer` only when the table
+   * set them (else a request's model, or the default, chooses).
+   */
+  options: Omit<EffectiveOptions, "contextWindow" | "tokenizer"> & { contextWindow?: number; tokenizer?: Tokenizer };
   warnings: Warning[];
   /** Whether the table set `context_window` (when not, a request's model may choose the window). */
   contextWindowGiven: boolean;
+  /** Whether the table set `tokenizer` (when not, a request's model may choose it). */
+  tokenizerGiven: boolean;
 };

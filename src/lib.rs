@@ -195,8 +195,10 @@ impl<'v, 'a, N: Node<'a>> Opened<'v, 'a, N> {
 }
 
 /// Compacts `input` (a message array or a request object) with the offline modes,
-/// using the built-in token estimator.
+/// using the built-in token estimator (without a `tokenizer` given, a request's
+/// well-known model picks its profile).
 pub fn compact(input: &Value, config: &ParsedOptions) -> Result<Compaction> {
+    let config = &request::for_input(config, input);
     compact_with(input, config, &Estimator(config.options.tokenizer))
 }
 
@@ -577,6 +579,7 @@ pub(crate) fn check_seam<'a, N: Node<'a>>(
 /// Estimated tokens of a text (a JSON string) or of a whole history (array or
 /// request object), framing included.
 pub fn estimate_tokens(input: &Value, config: &ParsedOptions) -> Result<u64> {
+    let config = &request::for_input(config, input);
     estimate(
         input,
         config,
@@ -612,6 +615,7 @@ pub(crate) fn estimate<'a, N: Node<'a>>(
 /// new text: tokens per message and in all, the window, the threshold, and
 /// whether to compact before sending (SPEC §3).
 pub fn measure(input: &Value, config: &ParsedOptions, pending: &str) -> Result<Meter> {
+    let config = &request::for_input(config, input);
     measure_with(input, config, pending, &Estimator(config.options.tokenizer))
 }
 
@@ -693,6 +697,7 @@ pub(crate) fn parse_history(text: &str) -> Result<(Value, Option<Warning>)> {
 pub fn compact_json(input: &str, options: &str) -> Result<String> {
     let config = options::from_json_text(options)?;
     let (value, warning) = parse_history(input)?;
+    let config = request::for_input(&config, &value);
     // IndexedCompaction over the value tape, the path JS callers take: tests that compare
     // this with `compact` (which reads `serde_json` values) cover both readers.
     let tape = tape::encode(&value);

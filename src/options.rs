@@ -230,6 +230,9 @@ pub struct ParsedOptions {
     /// Whether `context_window` was given; when not, a request's well-known
     /// `model` chooses the window.
     pub context_window_given: bool,
+    /// Whether `tokenizer` was given; when not, a request's well-known `model`
+    /// chooses the profile (`claude-*` → `claude`, GPT-4 and GPT-3.5 → `cl100k`).
+    pub tokenizer_given: bool,
 }
 
 /// A value as it came from TOML or JSON, before validation.
@@ -460,6 +463,7 @@ fn validate(entries: Vec<Entry>) -> Result<ParsedOptions> {
     let mut o = Options::default();
     let mut warnings = Vec::new();
     let mut window_given = false;
+    let mut tokenizer_given = false;
     o.strict = match entries.iter().find(|e| e.key == "strict") {
         Some(e) => e.boolean()?,
         None => false,
@@ -616,6 +620,7 @@ fn validate(entries: Vec<Entry>) -> Result<ParsedOptions> {
             }
             "tokenizer" => {
                 let name = e.string()?;
+                tokenizer_given = true;
                 o.tokenizer = Profile::from_name(name).ok_or_else(|| {
                     Error::config(format!(
                         "tokenizer: unknown tokenizer {name:?}{}; expected \"o200k\", \"cl100k\" or \"claude\"",
@@ -658,6 +663,7 @@ fn validate(entries: Vec<Entry>) -> Result<ParsedOptions> {
         options: o,
         warnings,
         context_window_given: window_given,
+        tokenizer_given,
     })
 }
 

@@ -3,12 +3,15 @@
 //! the model it names. A provider counts all of it against the window, so the
 //! meter, the trigger and the fit targets do too.
 
+use std::borrow::Cow;
+
 use serde::Serialize;
+use serde_json::Value;
 
 use crate::formats::{json_text, Document};
 use crate::json::Node;
 use crate::options::{Options, ParsedOptions};
-use crate::tokens::TokenCounter;
+use crate::tokens::{Profile, TokenCounter};
 
 /// Well-known models' context windows (input + output tokens), matched by the
 /// longest prefix of the model name after any `provider/` prefix, in any case
@@ -47,17 +50,59 @@ const MODEL_WINDOWS: [(&str, u64); 30] = [
     ("llama-3.", 128_000),
 ];
 
-/// The window of a well-known model, by the longest matching name prefix.
-pub(crate) fn model_window(model: &str) -> Option<u64> {
+/// The tokenizers of well-known models whose token counts differ from o200k's,
+/// matched as [`MODEL_WINDOWS`] are: Claude counts about 1.1 × o200k, GPT-4 and
+/// GPT-3.5 use cl100k. Used only when the caller gives no `tokenizer`; the JS
+/// layer holds the same table (`MODEL_TOKENIZERS` in api.js) and
+/// `tests/fixtures/estimates/models.json` holds both to the same answers.
+const MODEL_TOKENIZERS: [(&str, Profile); 7] = [
+    ("claude", Profile::Claude),
+    ("gpt-4", Profile::Cl100k),
+    ("gpt-3.5", Profile::Cl100k),
+    ("gpt-4o", Profile::O200k),
+    ("gpt-4.1", Profile::O200k),
+    ("gpt-4.5", Profile::O200k),
+    ("chatgpt-4o", Profile::O200k),
+];
+
+/// The entry of `table` for `model`, by the longest matching name prefix
+/// (after any `provider/` prefix, in any case).
+fn by_model<T: Copy>(table: &[(&str, T)], model: &str) -> Option<T> {
     let name = model.rsplit('/').next().unwrap_or(model);
-    MODEL_WINDOWS
+    table
         .iter()
         .filter(|(prefix, _)| {
             name.get(..prefix.len())
                 .is_some_and(|start| start.eq_ignore_ascii_case(prefix))
         })
         .max_by_key(|(prefix, _)| prefix.len())
-        .map(|(_, window)| *window)
+        .map(|(_, value)| *value)
+}
+
+/// The window of a well-known model.
+pub(crate) fn model_window(model: &str) -> Option<u64> {
+    by_model(&MODEL_WINDOWS, model)
+}
+
+/// The model a request names (the AI SDK names it as an object: `model.modelId`).
+fn model_name<'a, N: Node<'a>>(root: N) -> Option<&'a str> {
+    let model = root.get("model")?;
+    model.as_str().or_else(|| model.get("modelId")?.as_str())
+}
+
+/// `config` for `input`: without a `tokenizer` given, the profile of the
+/// model a request names, when it is a well-known one (the JS layer does the
+/// same before it calls wasm).
+pub(crate) fn for_input<'c>(config: &'c ParsedOptions, input: &Value) -> Cow<'c, ParsedOptions> {
+    let implied = model_name(input).and_then(|m| by_model(&MODEL_TOKENIZERS, m));
+    match implied {
+        Some(profile) if !config.tokenizer_given && profile != config.options.tokenizer => {
+            let mut resolved = config.clone();
+            resolved.options.tokenizer = profile;
+            Cow::Owned(resolved)
+        }
+        _ => Cow::Borrowed(config),
+    }
 }
 
 /// Where the context window in effect came from.
@@ -126,11 +171,7 @@ impl Spend {
             .filter_map(Node::as_u64)
             .max()
             .unwrap_or(0);
-        // (the AI SDK names its model as an object: `model.modelId`)
-        let model = root.get("model");
-        let model_window = model
-            .and_then(|m| m.as_str().or_else(|| m.get("modelId")?.as_str()))
-            .and_then(model_window);
+        let model_window = model_name(root).and_then(model_window);
         Spend {
             system,
             tools,

@@ -180,6 +180,7 @@ pub async fn compact_with_summarizer(
     config: &ParsedOptions,
     summarizer: &mut impl Summarizer,
 ) -> Result<Compaction> {
+    let config = &crate::request::for_input(config, input);
     let counter = Estimator(config.options.tokenizer);
     let source = crate::source_messages(input);
     let mut replies = Vec::new();

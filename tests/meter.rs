@@ -2,6 +2,7 @@
 //! definitions, a system prompt held apart, the room reserved for the answer,
 //! and the window of the model it names.
 
+use chat_compaction::tokens::Profile;
 use chat_compaction::{compact, estimate_tokens, measure, options, ParsedOptions, WindowSource};
 use serde_json::{json, Value};
 
@@ -208,5 +209,58 @@ fn an_answer_room_that_fills_the_model_s_window_is_warned_about() {
             .any(|w| w.code == "NO_ROOM_FOR_INPUT" && w.message.contains("10000 tokens")),
         "{:?}",
         m.warnings
+    );
+}
+
+/// Without a `tokenizer` given, a request's well-known model picks the profile
+/// (`tests/fixtures/estimates/models.json`, which the JS suite reads too); a
+/// given tokenizer wins, and a history without a model keeps `o200k`.
+#[test]
+fn a_request_s_model_picks_the_tokenizer_unless_one_is_given() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/estimates/models.json"
+    );
+    let cases: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let messages =
+        json!([{"role": "user", "content": "How many tokens is this question, really?"}]);
+    let none = config(json!({}));
+    for case in &cases {
+        let request = json!({"model": case["model"], "messages": messages});
+        let m = measure(&request, &none, "").unwrap();
+        let expected = case["tokenizer"].as_str().unwrap();
+        assert_eq!(
+            m.options.tokenizer,
+            Profile::from_name(expected).unwrap(),
+            "{}",
+            case["model"]
+        );
+        // the estimate is that profile's, in every entry point
+        let given = config(json!({"tokenizer": expected}));
+        assert_eq!(m.tokens, measure(&request, &given, "").unwrap().tokens);
+        assert_eq!(
+            estimate_tokens(&request, &none).unwrap(),
+            estimate_tokens(&request, &given).unwrap()
+        );
+        let c = compact(&request, &config(json!({"mode": "deterministic"}))).unwrap();
+        assert_eq!(c.notice.options.tokenizer, m.options.tokenizer);
+        // a given tokenizer is kept whatever the model
+        let o200k = config(json!({"tokenizer": "o200k"}));
+        assert_eq!(
+            measure(&request, &o200k, "").unwrap().options.tokenizer,
+            Profile::O200k
+        );
+    }
+    let claude = json!({"model": "claude-sonnet-4-5", "messages": messages});
+    let (as_claude, as_o200k) = (
+        measure(&claude, &none, "").unwrap().tokens,
+        measure(&claude, &config(json!({"tokenizer": "o200k"})), "")
+            .unwrap()
+            .tokens,
+    );
+    assert!(as_claude > as_o200k, "{as_claude} vs {as_o200k}");
+    assert_eq!(
+        measure(&messages, &none, "").unwrap().options.tokenizer,
+        Profile::O200k
     );
 }

@@ -21,7 +21,7 @@ export const DEFAULTS = {
   summaryModel: "",
   format: "auto",
   alternation: "auto",
-  tokenizer: "o200k",
+  tokenizer: "auto",
   showSettingsHint: true,
   pinRoles: [],
 };

@@ -199,8 +199,9 @@ for (const [format, spec] of Object.entries(FORMATS)) {
     assert.equal(next[spec.key].at(-1), added.at(-1), "the appended messages are the caller's objects");
     for (const k of Object.keys(request)) if (k !== spec.key) assert.equal(next[k], request[k]);
     assert.deepEqual(validate(next, { format }).violations, []);
-    // The same history as an array, with the room the request reserves for its answer.
-    const reserve = { reserveOutputTokens: request.maxOutputTokens ?? 0 };
+    // The same history as an array, with the room the request reserves for its
+    // answer and the tokenizer its model implies.
+    const reserve = { reserveOutputTokens: request.maxOutputTokens ?? 0, tokenizer: r.notice.options.tokenizer };
     assert.deepEqual(rebase(compactSync(history, { mode: "recency_preserving", contextWindow: WINDOW, ...reserve }), [...history, ...added]), next[spec.key], "an array gives an array");
     const edited = { ...current, [spec.key]: current[spec.key].map((m, i) => (i === 5 ? { ...m, edited: true } : m)) };
     assert.throws(() => rebase(r, edited), (e) => e.code === "STALE_HISTORY" && /messages\[5\] changed/.test(e.message));

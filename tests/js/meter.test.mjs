@@ -4,7 +4,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
-import { compactSync, estimateTokens, measure, parseConfig, shouldCompact } from "../../pkg/node.js";
+import { compactSync, estimateTokens, measure, parseConfig, shouldCompact, CompactionError } from "../../pkg/node.js";
 import { FORMATS } from "./histories.mjs";
 
 const corpus = new URL("../../../shared/corpus/", import.meta.url);
@@ -686,6 +686,53 @@ test("parseConfig's options pass on as they are: without context_window the requ
   assert.equal(measure(request, config.options).contextWindow, 128000);
   const given = parseConfig("[chat.compaction]\ncontext_window = 64000\n");
   assert.equal(measure(request, given.options).contextWindow, 64000);
+  // the tokenizer too: the model's unless the table sets one
+  assert.equal(config.tokenizerGiven, false);
+  assert.equal("tokenizer" in config.options, false);
+  const claude = { model: "claude-sonnet-4-5", messages: history };
+  assert.equal(measure(claude, config.options).options.tokenizer, "claude");
+  const set = parseConfig('[chat.compaction]\ntokenizer = "o200k"\n');
+  assert.equal(set.tokenizerGiven, true);
+  assert.equal(measure(claude, set.options).options.tokenizer, "o200k");
+});
+
+test("a request's well-known model picks the tokenizer unless one is given, as the Rust API does (models.json)", () => {
+  const cases = JSON.parse(readFileSync(new URL("../fixtures/estimates/models.json", import.meta.url), "utf8"));
+  const messages = [{ role: "user", content: "How many tokens is this question, really?" }];
+  for (const { model, tokenizer } of cases) {
+    const request = { model, messages };
+    const m = measure(request);
+    assert.equal(m.options.tokenizer, tokenizer, JSON.stringify(model));
+    assert.equal(m.tokens, measure(request, { tokenizer }).tokens);
+    assert.equal(estimateTokens(request), estimateTokens(request, { tokenizer }));
+    assert.equal(compactSync(request, { mode: "deterministic" }).notice.options.tokenizer, tokenizer);
+    assert.equal(measure(request, { tokenizer: "o200k" }).options.tokenizer, "o200k");
+  }
+  assert.equal(measure(messages).options.tokenizer, "o200k");
+});
+
+test("the model's tokenizer keys the cache: records of one profile never stand for another", () => {
+  const messages = Array.from({ length: 40 }, (_, i) => ({ role: i % 2 ? "assistant" : "user", content: `turn ${i}: ` + "a fairly ordinary sentence about the build ".repeat(20) }));
+  const exact = (tokenizer) => measure({ model: "gpt-4o", messages }, { tokenizer, cache: false }).tokens;
+  const other = [{ role: "user", content: "another chat" }, { role: "assistant", content: "with its own meter" }];
+  // the same message objects, in turn under a model of each profile, cached and held
+  for (let round = 0; round < 3; round++) {
+    const [o200k, claude] = [exact("o200k"), exact("claude")];
+    assert.ok(claude > o200k);
+    // (another history between the calls takes the session: the records alone carry over)
+    assert.equal(measure({ model: "gpt-4o", messages }).tokens, o200k, `round ${round}, gpt-4o`);
+    measure(other);
+    assert.equal(measure({ model: "claude-opus-4-1", messages }).tokens, claude, `round ${round}, claude`);
+    measure(other);
+    assert.equal(measure(messages).tokens, measure(messages, { cache: false }).tokens);
+    messages.push({ role: "user", content: `and one more (${round})` });
+  }
+});
+
+test("a model read through a getter that throws is reported by the tape, not thrown raw", () => {
+  const request = { messages: [{ role: "user", content: "hi" }] };
+  Object.defineProperty(request, "model", { enumerable: true, get() { throw new Error("no model today"); } });
+  assert.throws(() => measure(request), (e) => e instanceof CompactionError && e.code === "INVALID_INPUT" && /no model today/.test(e.message));
 });
 
 test("a count above what wasm's usize holds is clamped with a warning, not silently", () => {
