@@ -744,8 +744,8 @@ function readOption(options, key) {
   }
 }
 
-function optionsJson(options) {
-  if (options === undefined || options === null) return "";
+function optionsJson(options, tokenizer = undefined) {
+  if (options === undefined || options === null) return tokenizer === undefined ? "" : JSON.stringify({ tokenizer });
   expectOptionsObject(options, "an object");
   let entries;
   try {
@@ -769,6 +769,8 @@ function optionsJson(options) {
     const [hi, lo] = crypto.getRandomValues(new Uint32Array(2));
     options = { ...options, randomSeed: (hi & 0x1fffff) * 2 ** 32 + lo };
   }
+  // (a copy for the JSON only: the JS layer reads the caller's object)
+  if (tokenizer !== undefined) options = { ...options, tokenizer };
   try {
     return wellFormedJson(options, (key, v) => (key !== "" && JS_ONLY.has(key) ? undefined : v));
   } catch (cause) {
@@ -850,9 +852,9 @@ let knownScratch = new Float64Array(1 << 12);
  * estimate may come from the cache: a caller's `countTokens` may answer
  * differently later.
  */
-function recordsBy(options) {
+function recordsBy(options, tokenizer) {
   const custom = options?.countTokens ?? options?.count_tokens;
-  return options?.cache === false || custom != null ? undefined : String(options?.tokenizer ?? "o200k");
+  return options?.cache === false || custom != null ? undefined : String(options?.tokenizer ?? tokenizer ?? "o200k");
 }
 
 /**
@@ -914,32 +916,42 @@ function keepRecords(memo, by, entries) {
 const MODEL_TOKENIZERS = [["claude", "claude"], ["gpt-4", "cl100k"], ["gpt-3.5", "cl100k"], ["gpt-4o", "o200k"], ["gpt-4.1", "o200k"], ["gpt-4.5", "o200k"], ["chatgpt-4o", "o200k"]];
 
 /**
- * `options` with the tokenizer a request's well-known `model` implies, when the
- * caller gives none (resolved here, not in wasm: the cached records are keyed
- * by the tokenizer before wasm runs). A request read through its own `toJSON`
- * keeps the default.
+ * The names a model id is matched by (lower case): the id after any `provider/`,
+ * and that without a fine-tune's `ft:` and a Bedrock id's region and provider,
+ * the dot-ended words of letters before the model (`us.anthropic.claude-…`),
+ * as src/request.rs `model_names` has them.
  */
-function withModelTokenizer(options, history) {
+function modelNames(model) {
+  const name = model.slice(model.lastIndexOf("/") + 1);
+  let bare = /^ft:/i.test(name) ? name.slice(3) : name;
+  for (let dot = bare.indexOf("."); dot > 0 && /^[A-Za-z]+$/.test(bare.slice(0, dot)); dot = bare.indexOf(".")) bare = bare.slice(dot + 1);
+  return [name.toLowerCase(), bare.toLowerCase()];
+}
+
+/**
+ * The tokenizer a request's well-known `model` implies when the caller gives
+ * none (undefined: the default). Resolved here, not in wasm: the cached records
+ * are keyed by the tokenizer before wasm runs. The model is read from the
+ * request as it is (a getter once more; a request or model answering through
+ * `toJSON` keeps the default).
+ */
+function modelTokenizer(options, history) {
   if (options !== undefined && options !== null) expectOptionsObject(options, "an object");
-  if (readOption(options, "tokenizer") != null) return options;
+  if (readOption(options, "tokenizer") != null) return undefined;
   let model;
   try {
-    if (!isRequest(history) || typeof history.toJSON === "function") return options;
+    if (!isRequest(history) || typeof history.toJSON === "function") return undefined;
     model = history.model;
     if (model !== null && typeof model === "object") model = model.modelId;
   } catch {
-    return options; // (the tape reports what cannot be read)
+    return undefined; // (the tape reports what cannot be read)
   }
-  if (typeof model !== "string") return options;
-  const name = model.slice(model.lastIndexOf("/") + 1).toLowerCase();
+  if (typeof model !== "string") return undefined;
   let best = ["", "o200k"];
-  for (const entry of MODEL_TOKENIZERS) if (entry[0].length > best[0].length && name.startsWith(entry[0])) best = entry;
-  if (best[1] === "o200k") return options;
-  try {
-    return { ...options, tokenizer: best[1] };
-  } catch (cause) {
-    throw optionsThrew(cause);
+  for (const name of modelNames(model)) {
+    for (const entry of MODEL_TOKENIZERS) if (entry[0].length > best[0].length && name.startsWith(entry[0])) best = entry;
   }
+  return best[1] === "o200k" ? undefined : best[1];
 }
 
 /**
@@ -952,12 +964,12 @@ function withModelTokenizer(options, history) {
  */
 function call(exportFn, history, options, rest = [], stubs = false, retried = undefined) {
   ensureReady();
-  options = withModelTokenizer(options, history);
+  const tokenizer = modelTokenizer(options, history);
   const held = retried === undefined;
   const pin = held ? readOption(options, "pin") : undefined;
-  let opts = retried ?? optionsJson(options);
+  let opts = retried ?? optionsJson(options, tokenizer);
   const [count, check] = counter(options);
-  const by = recordsBy(options);
+  const by = recordsBy(options, tokenizer);
   // The session holds what the records are keyed by, and never a history a
   // call made from inside the caller's getter reads (the outer call's is).
   const sessionBy = encoding ? undefined : by;
@@ -1084,8 +1096,8 @@ function aborted(signal) {
 class Job {
   constructor(history, options) {
     ensureReady();
-    options = withModelTokenizer(options, history);
-    this.options = optionsJson(options);
+    const tokenizer = modelTokenizer(options, history);
+    this.options = optionsJson(options, tokenizer);
     [this.count, this.check] = counter(options);
     const pin = readOption(options, "pin");
     const { views, messages, key, remapped, entries } = tape(history, "input", options?.cache === false ? false : "once seen");
@@ -1099,7 +1111,7 @@ class Job {
     this.source = Array.isArray(messages) ? messages.slice() : [];
     this.key = key;
     this.remapped = remapped;
-    const by = recordsBy(options);
+    const by = recordsBy(options, tokenizer);
     this.known = () => knownRecords(by, entries);
     this.keeps = keepsRecords(by, entries);
     this.keep = (memo) => keepRecords(memo, by, entries);

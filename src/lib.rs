@@ -202,7 +202,8 @@ pub fn compact(input: &Value, config: &ParsedOptions) -> Result<Compaction> {
     compact_with(input, config, &Estimator(config.options.tokenizer))
 }
 
-/// Like [`compact`], counting tokens with `counter`.
+/// Like [`compact`], counting tokens with `counter` (whose profile sets the
+/// framing: a request's model is not consulted).
 pub fn compact_with(
     input: &Value,
     config: &ParsedOptions,

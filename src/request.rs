@@ -65,18 +65,39 @@ const MODEL_TOKENIZERS: [(&str, Profile); 7] = [
     ("chatgpt-4o", Profile::O200k),
 ];
 
-/// The entry of `table` for `model`, by the longest matching name prefix
-/// (after any `provider/` prefix, in any case).
-fn by_model<T: Copy>(table: &[(&str, T)], model: &str) -> Option<T> {
+/// The names a model id is matched by: the id after any `provider/`, and that
+/// without a fine-tune's `ft:` and a Bedrock id's region and provider, the
+/// dot-ended words of letters before the model (`us.anthropic.claude-…`).
+fn model_names(model: &str) -> [&str; 2] {
     let name = model.rsplit('/').next().unwrap_or(model);
-    table
-        .iter()
-        .filter(|(prefix, _)| {
-            name.get(..prefix.len())
-                .is_some_and(|start| start.eq_ignore_ascii_case(prefix))
-        })
-        .max_by_key(|(prefix, _)| prefix.len())
-        .map(|(_, value)| *value)
+    let mut bare = match name.get(..3) {
+        Some(ft) if ft.eq_ignore_ascii_case("ft:") => &name[3..],
+        _ => name,
+    };
+    while let Some((head, rest)) = bare.split_once('.') {
+        if head.is_empty() || !head.bytes().all(|b| b.is_ascii_alphabetic()) {
+            break;
+        }
+        bare = rest;
+    }
+    [name, bare]
+}
+
+/// The entry of `table` for `model`, by the longest prefix of either of its
+/// names (in any case).
+fn by_model<T: Copy>(table: &[(&str, T)], model: &str) -> Option<T> {
+    let mut best: Option<(usize, T)> = None;
+    for name in model_names(model) {
+        for &(prefix, value) in table {
+            let matches = name
+                .get(..prefix.len())
+                .is_some_and(|start| start.eq_ignore_ascii_case(prefix));
+            if matches && best.is_none_or(|(len, _)| prefix.len() > len) {
+                best = Some((prefix.len(), value));
+            }
+        }
+    }
+    best.map(|(_, value)| value)
 }
 
 /// The window of a well-known model.
@@ -92,11 +113,12 @@ fn model_name<'a, N: Node<'a>>(root: N) -> Option<&'a str> {
 
 /// `config` for `input`: without a `tokenizer` given, the profile of the
 /// model a request names, when it is a well-known one (the JS layer does the
-/// same before it calls wasm).
+/// same before it calls wasm). A profile other than the default set on the
+/// options by hand counts as given.
 pub(crate) fn for_input<'c>(config: &'c ParsedOptions, input: &Value) -> Cow<'c, ParsedOptions> {
-    let implied = model_name(input).and_then(|m| by_model(&MODEL_TOKENIZERS, m));
-    match implied {
-        Some(profile) if !config.tokenizer_given && profile != config.options.tokenizer => {
+    let given = config.tokenizer_given || config.options.tokenizer != Profile::O200k;
+    match model_name(input).and_then(|m| by_model(&MODEL_TOKENIZERS, m)) {
+        Some(profile) if !given && profile != Profile::O200k => {
             let mut resolved = config.clone();
             resolved.options.tokenizer = profile;
             Cow::Owned(resolved)
@@ -219,5 +241,20 @@ mod tests {
         assert_eq!(model_window("gpt-4-1106-preview"), Some(128_000));
         assert_eq!(model_window("gpt-4-0613"), Some(8_192));
         assert_eq!(model_window("my-local-model"), None);
+        // Bedrock ids and fine-tunes: the model after the region and provider, or `ft:`
+        assert_eq!(
+            model_window("us.anthropic.claude-sonnet-4-20250514-v1:0"),
+            Some(200_000)
+        );
+        assert_eq!(
+            model_window("ft:gpt-4o-mini-2024-07-18:org::abc"),
+            Some(128_000)
+        );
+        // a provider word that is itself a listed prefix still matches whole
+        assert_eq!(model_window("deepseek.r1-v1:0"), Some(128_000));
+        assert_eq!(
+            model_window("mistral.mistral-large-2402-v1:0"),
+            Some(128_000)
+        );
     }
 }

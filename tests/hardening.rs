@@ -346,7 +346,6 @@ fn the_developer_role_is_accepted_with_created_at() {
     assert_eq!(r.notice.format, chat_compaction::Format::Moltis);
 }
 
-/// Best of three timings of `f`.
 /// Asserts that `large` (four times the input of `small`) takes less than ten
 /// times as long: about four when linear, sixteen when quadratic. The two run
 /// in turn, five times each, and the fastest of each counts, so a burst of

@@ -263,4 +263,12 @@ fn a_request_s_model_picks_the_tokenizer_unless_one_is_given() {
         measure(&messages, &none, "").unwrap().options.tokenizer,
         Profile::O200k
     );
+    // a profile set on parsed options by hand counts as given
+    let mut by_hand = config(json!({}));
+    by_hand.options.tokenizer = Profile::Claude;
+    let gpt4 = json!({"model": "gpt-4", "messages": messages});
+    assert_eq!(
+        measure(&gpt4, &by_hand, "").unwrap().options.tokenizer,
+        Profile::Claude
+    );
 }

@@ -729,6 +729,26 @@ test("the model's tokenizer keys the cache: records of one profile never stand f
   }
 });
 
+test("the model's tokenizer leaves the caller's options object as it is: methods and inherited options still count", () => {
+  const messages = Array.from({ length: 12 }, (_, i) => ({ role: i % 2 ? "assistant" : "user", content: `message ${i} with some words in it` }));
+  class Options {
+    countTokens() {
+      return 1;
+    }
+    pin(m, i) {
+      return i === 1;
+    }
+  }
+  const claude = { model: "claude-sonnet-4-5", messages };
+  // the caller's counter counts (each text 1), with Claude's framing, as with tokenizer given
+  const m = measure(claude, new Options());
+  assert.equal(m.options.tokenizer, "claude");
+  assert.equal(m.tokens, measure(claude, { countTokens: () => 1, tokenizer: "claude" }).tokens);
+  assert.ok(m.tokens < 150, `${m.tokens}`);
+  const r = compactSync(claude, Object.assign(new Options(), { mode: "deterministic", contextWindow: 60, protectHead: 0 }));
+  assert.ok(r.messages.includes(messages[1]), "the pin method kept message 1");
+});
+
 test("a model read through a getter that throws is reported by the tape, not thrown raw", () => {
   const request = { messages: [{ role: "user", content: "hi" }] };
   Object.defineProperty(request, "model", { enumerable: true, get() { throw new Error("no model today"); } });
