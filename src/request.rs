@@ -15,7 +15,8 @@ use crate::tokens::{Profile, TokenCounter};
 
 /// Well-known models' context windows (input + output tokens), matched by the
 /// longest prefix of the model name after any `provider/` prefix, in any case
-/// (`meta-llama/Llama-3.3-70B-Instruct`). Used only when the caller gives no
+/// (`meta-llama/Llama-3.3-70B-Instruct`; Bedrock and `ft:` ids by the model
+/// they name, see [`model_names`]). Used only when the caller gives no
 /// `contextWindow`; the README lists them.
 const MODEL_WINDOWS: [(&str, u64); 30] = [
     ("gpt-5", 400_000),
