@@ -936,7 +936,7 @@ function modelNames(model) {
  * `toJSON` keeps the default).
  */
 function modelTokenizer(options, history) {
-  if (options !== undefined && options !== null) expectOptionsObject(options, "an object");
+  // (options that are not an object are refused by `optionsJson`)
   if (readOption(options, "tokenizer") != null) return undefined;
   let model;
   try {
