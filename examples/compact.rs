@@ -25,7 +25,7 @@ fn main() {
             std::process::exit(1)
         });
     match compact(&input, &config) {
-        Ok(r) => println!("{}", serde_json::to_string_pretty(&r).unwrap_or_default()),
+        Ok(r) => println!("{}", r.to_json()),
         Err(e) => {
             eprintln!("{e}");
             std::process::exit(1)

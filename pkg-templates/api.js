@@ -84,8 +84,6 @@ let writingHistory = false;
 let stubsWritten = 0;
 /** The bit of a record's first number (src/memo.rs) that says whether a stub may stand for its message. */
 const RECORD_STUB = 1 << 3;
-const bits = new Float64Array(1);
-const bitWords = new Uint32Array(bits.buffer);
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
 const HIDDEN_SURROGATE = /[\u{10F800}-\u{10FFFF}]/gu;
@@ -209,10 +207,10 @@ function value(v, depth, path, key, answered = false) {
         word(0);
         return;
       }
-      bits[0] = v;
+      // Its JSON text (as JSON.stringify writes it): wasm copies it into an
+      // edited message as it is, and reads the value only where it needs one.
       word(3);
-      word(bitWords[0]);
-      word(bitWords[1]);
+      string(String(v));
       return;
     case "boolean":
       seen?.push(v);
@@ -695,7 +693,7 @@ let ready = false;
 function ensureReady() {
   if (ready) return;
   try {
-    raw.parseConfigToml("");
+    raw.parseConfigEntries("[]");
     ready = true;
   } catch (cause) {
     throw new CompactionError(
@@ -714,7 +712,7 @@ function unwrap(envelope) {
 }
 
 // Keys the JS layer handles itself; everything else goes to wasm for validation.
-const JS_ONLY = new Set(["summarize", "signal", "countTokens", "count_tokens", "timeoutMs", "timeout_ms", "cache"]);
+const JS_ONLY = new Set(["summarize", "signal", "countTokens", "count_tokens", "timeoutMs", "timeout_ms", "cache", "force"]);
 
 /** A getter or Proxy trap of the caller's options that threw, as INVALID_CONFIG. */
 const optionsThrew = (cause) => new CompactionError("INVALID_CONFIG", `options: reading them threw: ${cause?.message ?? String(cause)}`, { cause });
@@ -1376,24 +1374,61 @@ function isPlainTurn(m, format) {
   }
 }
 
+const textEncoder = new TextEncoder();
+const textDecoder = new TextDecoder();
+
+/**
+ * Meters and compacts JSON text or bytes in wasm (`answer`: 0 when over the
+ * threshold, 1 always, 2 the whole result as JSON). Answers the envelope's
+ * `ok` and the bytes written (a view into the answer).
+ */
+function compactText(input, options, answer) {
+  let bytes;
+  if (typeof input === "string") bytes = textEncoder.encode(input);
+  else if (input instanceof Uint8Array) bytes = input;
+  else if (input instanceof ArrayBuffer || ArrayBuffer.isView(input)) bytes = new Uint8Array(input.buffer ?? input, input.byteOffset ?? 0, input.byteLength);
+  else throw invalid(`input: expected JSON text (a string, a Uint8Array or an ArrayBuffer), got ${input === null ? "null" : typeof input}`);
+  ensureReady();
+  const [count, check] = counter(options);
+  // (wasm resolves the tokenizer a request's model implies: nothing is cached here)
+  const out = raw.compactText(bytes, optionsJson(options), answer, count);
+  check();
+  const length = out[0] | (out[1] << 8) | (out[2] << 16) | (out[3] << 24);
+  const ok = unwrap(textDecoder.decode(out.subarray(4, 4 + length)));
+  return { ok, written: out.subarray(4 + length) };
+}
+
+/**
+ * Decides and compacts a request (or history) held as JSON text or bytes, in
+ * one call and without building JS objects of it: `{body, compacted, meter,
+ * notice?, summary?, warnings}`. Under the threshold (`meter.shouldCompact`
+ * false, unless `options.force`) `body` is the caller's own input and
+ * `compacted` false; over it, `body` is the compacted JSON (a string for a
+ * string input, else a Uint8Array) in which every kept message and every other
+ * field are the input's bytes as they were. Offline modes only.
+ */
+export function compactBody(body, options) {
+  const force = readOption(options, "force") === true;
+  const { ok, written } = compactText(body, options, force ? 1 : 0);
+  const { meter, compaction } = ok;
+  if (compaction === undefined) return { body, compacted: false, meter, warnings: meter.warnings };
+  const out = typeof body === "string" ? textDecoder.decode(written) : written.slice();
+  const result = { body: out, compacted: true, meter, notice: compaction.notice, warnings: compaction.warnings };
+  if (compaction.summary !== undefined) result.summary = compaction.summary;
+  return result;
+}
+
 /**
  * For callers that hold the history as JSON text and want JSON text back: the
- * result (`{messages, request?, notice, summary?, warnings}`) as JSON text. Parsing in JS and compacting the objects is the fastest
- * path measured, so that is what this does.
+ * result (`{messages, notice, warnings, summary?, request?}`) as JSON text,
+ * read and written in wasm: kept messages, and a request's other fields, are
+ * the input's bytes.
  */
 export function compactJsonString(json, options) {
   if (typeof json !== "string") {
     throw invalid(`input: expected JSON text, got ${json === null ? "null" : typeof json}`);
   }
-  let history;
-  try {
-    history = JSON.parse(json);
-  } catch (cause) {
-    throw new CompactionError("INVALID_INPUT", `input is not valid JSON: ${cause.message}`, { cause });
-  }
-  // Objects parsed here are never seen again: nothing to cache.
-  const uncached = options !== null && typeof options === "object" && !Array.isArray(options) ? { ...options, cache: false } : options ?? { cache: false };
-  return JSON.stringify(compactSync(history, uncached));
+  return textDecoder.decode(compactText(json, options, 2).written);
 }
 
 /** Estimated tokens of a text, or of a whole history (array or request object). */
@@ -1453,13 +1488,22 @@ export function shouldCompact(history, options, pendingText = "") {
   return measure(history, options, pendingText).shouldCompact;
 }
 
-/** Effective options and warnings from TOML (`[chat.compaction]` of a moltis.toml, or a bare table). */
-export function parseConfig(toml) {
+/**
+ * Effective options and warnings from TOML (`[chat.compaction]` of a
+ * moltis.toml, or a bare table). Async: the TOML reader loads on the first call.
+ */
+export async function parseConfig(toml) {
   if (typeof toml !== "string") {
     throw new CompactionError("INVALID_CONFIG", `config: expected TOML text, got ${toml === null ? "null" : typeof toml}`);
   }
   ensureReady();
-  const config = unwrap(raw.parseConfigToml(toml));
+  const { tomlEntries } = await import("./toml.js");
+  const read = tomlEntries(toml);
+  if (read.error) {
+    const { message, line, column } = read.error;
+    throw new CompactionError("INVALID_CONFIG", `invalid TOML (line ${line}, column ${column}): ${message}`);
+  }
+  const config = unwrap(raw.parseConfigEntries(read.json));
   // Without context_window in the table, the default window would hide the
   // window of a request's model: the options can be passed on as they are.
   if (!config.contextWindowGiven) delete config.options.contextWindow;

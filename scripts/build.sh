@@ -7,7 +7,7 @@ step() { printf '\n== build: %s\n' "$*"; }
 wasm=target/wasm32-unknown-unknown/release/chat_compaction.wasm
 
 step "cargo build (wasm32, release)"
-cargo build --release --target wasm32-unknown-unknown --lib
+cargo build --release --target wasm32-unknown-unknown --lib --no-default-features
 
 step "wasm-bindgen --target web"
 rm -rf pkg
@@ -39,6 +39,15 @@ for js in api.js chat_compaction.js; do
   node_modules/.bin/esbuild "pkg/$js" --minify --format=esm --target=es2022 --line-limit=500 \
     --log-level=warning --allow-overwrite --outfile="pkg/$js"
 done
+
+step "the TOML reader parseConfig loads on its first call (smol-toml bundled in)"
+node_modules/.bin/esbuild pkg-templates/toml.js --bundle --minify --format=esm --target=es2022 \
+  --line-limit=500 --legal-comments=none --log-level=warning --outfile=pkg/toml.js
+{
+  echo "chat-compaction's toml.js bundles smol-toml $(node -p 'JSON.parse(require("fs").readFileSync("node_modules/smol-toml/package.json", "utf8")).version'):"
+  echo
+  cat node_modules/smol-toml/LICENSE
+} > pkg/THIRD-PARTY-NOTICES
 # CommonJS consumers of TypeScript's node16 resolution read types of their own.
 cp pkg/index.d.ts pkg/index.d.cts
 

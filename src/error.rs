@@ -2,7 +2,6 @@
 //! wrong, where, and how to fix it.
 
 use std::fmt;
-use std::sync::Arc;
 
 /// What went wrong, as a stable code (the same strings reach JS as `error.code`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -48,23 +47,14 @@ impl ErrorKind {
     }
 }
 
-/// An error with a stable [`ErrorKind`], a specific, lowercase message, and the
-/// underlying error where there is one (a JSON syntax error, say).
-#[derive(Debug, Clone)]
+/// An error with a stable [`ErrorKind`] and a specific, lowercase message that
+/// says what is wrong, where (a byte offset in JSON text, a line and column in
+/// TOML) and how to fix it.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Error {
     kind: ErrorKind,
     message: String,
-    source: Option<Arc<dyn std::error::Error + Send + Sync>>,
 }
-
-/// Errors are equal when kind and message are (the source is not compared).
-impl PartialEq for Error {
-    fn eq(&self, other: &Self) -> bool {
-        self.kind == other.kind && self.message == other.message
-    }
-}
-
-impl Eq for Error {}
 
 // The constructors are `#[cold]`: an error is off every hot path, and code that
 // builds one is then kept out of line (part of −10.9 KB gzipped with the build's
@@ -76,17 +66,7 @@ impl Error {
         Error {
             kind,
             message: message.into(),
-            source: None,
         }
-    }
-
-    /// The same error, caused by `source`.
-    pub(crate) fn caused_by(
-        mut self,
-        source: impl std::error::Error + Send + Sync + 'static,
-    ) -> Self {
-        self.source = Some(Arc::new(source));
-        self
     }
 
     /// The same error with `note` after its message.
@@ -130,13 +110,7 @@ impl fmt::Display for Error {
     }
 }
 
-impl std::error::Error for Error {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.source
-            .as_deref()
-            .map(|e| e as &(dyn std::error::Error + 'static))
-    }
-}
+impl std::error::Error for Error {}
 
 /// Shorthand for results of this crate.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
@@ -146,13 +120,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_underlying_error_is_the_source() {
-        use std::error::Error as _;
+    fn a_json_syntax_error_says_where() {
         let e = crate::options::from_json_text("{nope").expect_err("bad JSON");
         assert_eq!(e.kind(), ErrorKind::InvalidConfig);
-        assert!(e
-            .source()
-            .is_some_and(|s| s.to_string().contains("key must be a string")));
-        assert!(Error::new(ErrorKind::Aborted, "x").source().is_none());
+        assert!(
+            e.message().contains("expected a key (a string) at byte 1"),
+            "{e}"
+        );
     }
 }

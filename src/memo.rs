@@ -269,8 +269,9 @@ impl<'k> Memo<'k> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::json::serde::tape_of as encode;
+    use crate::json::tape::{compact_root, OwnedTape};
     use crate::options;
-    use crate::tape::{encode, OwnedTape};
     use crate::tokens::Estimator;
     use serde_json::{json, Value};
 
@@ -323,12 +324,10 @@ mod tests {
         pending: &str,
         memo: &Memo<'_>,
     ) -> crate::Result<crate::Meter> {
-        crate::meter(
-            tape.open()?.root(),
-            config,
-            pending,
-            &Estimator::default(),
-            memo,
+        let counter = &crate::tokens::Capped(&Estimator::default());
+        Ok(
+            crate::engine::Opened::read(tape.open()?.root(), config, counter, memo)?
+                .meter(pending, counter),
         )
     }
 
@@ -384,13 +383,7 @@ mod tests {
         let h = history();
         let config = options::from_json(&json!({"mode": "deterministic"})).unwrap();
         let tape = with_stubs(&h, &[1]);
-        let err = crate::compact_planned(
-            tape.open().unwrap().root(),
-            &config,
-            &Estimator::default(),
-            &Memo::new(&[]),
-        )
-        .unwrap_err();
+        let err = compact_root(tape.open().unwrap().root(), &config, &Memo::new(&[])).unwrap_err();
         assert_eq!(err.code(), "INVALID_INPUT");
         assert!(err.message().contains("messages[1]"), "{}", err.message());
     }

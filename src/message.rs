@@ -6,7 +6,7 @@
 use std::borrow::Cow;
 use std::cell::OnceCell;
 
-use serde_json::Value;
+use crate::json::Value;
 
 use crate::plan::{PLACEHOLDER, STUB_TEXT};
 use crate::tokens::Image;
@@ -61,7 +61,12 @@ impl Args<'_> {
     /// The arguments parsed as a JSON value, if they are valid JSON.
     pub(crate) fn parsed(&self) -> Option<Cow<'_, Value>> {
         match self {
-            Args::Text(s) => serde_json::from_str(s).ok().map(Cow::Owned),
+            Args::Text(s) => {
+                let parsed = crate::json::parse::parse_str(s).ok()?;
+                Some(Cow::Owned(crate::json::Node::to_value(
+                    parsed.tape().root(),
+                )))
+            }
             Args::Json(v) => Some(Cow::Borrowed(v)),
         }
     }

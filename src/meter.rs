@@ -2,17 +2,15 @@
 //! auto-compact trigger (SPEC §3): compact when the estimate reaches
 //! `max(1, round((context_window − reserve_output_tokens) × threshold_percent))`.
 
-use serde::Serialize;
-
 use crate::formats::Format;
+use crate::json::{WriteJson, Writer};
 use crate::message::{Message, Role};
 use crate::options::{Options, Warning};
 use crate::request::{Spend, WindowSource};
 use crate::tokens::TokenCounter;
 
 /// How full the next request is, and whether to compact before sending it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Meter {
     /// The detected or forced format.
     pub format: Format,
@@ -143,5 +141,27 @@ pub(crate) fn read(
         per_message: views.iter().map(|m| m.tokens).collect(),
         options: options.clone(),
         warnings: Vec::new(),
+    }
+}
+
+impl WriteJson for Meter {
+    fn write_json(&self, w: &mut Writer) {
+        w.open();
+        w.field("format", &self.format);
+        w.field("tokens", &self.tokens);
+        w.field("contextWindow", &self.context_window);
+        w.field("windowSource", &self.window_source);
+        w.field("reservedOutputTokens", &self.reserved_output_tokens);
+        w.field("threshold", &self.threshold);
+        w.field("fraction", &self.fraction);
+        w.field("shouldCompact", &self.should_compact);
+        w.field("reported", &self.reported);
+        w.field("systemTokens", &self.system_tokens);
+        w.field("toolsTokens", &self.tools_tokens);
+        w.field("pendingTokens", &self.pending_tokens);
+        w.field("perMessage", &self.per_message);
+        w.field("options", &self.options);
+        w.field("warnings", &self.warnings);
+        w.close();
     }
 }

@@ -1,8 +1,7 @@
 //! The notice of SPEC §7: what happened, as data and as a human-readable text.
 
-use serde::Serialize;
-
 use crate::formats::Format;
+use crate::json::{WriteJson, Writer};
 use crate::options::{Mode, Options};
 use crate::summarizer::Usage;
 use crate::text::count;
@@ -12,7 +11,7 @@ pub(crate) const SETTINGS_HINT: &str =
     "Change chat.compaction.mode in your config to pick a different compaction strategy.";
 
 /// Why an LLM mode fell back to `recency_preserving`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Fallback {
     /// The mode that was asked for.
     pub from: Mode,
@@ -26,8 +25,7 @@ pub struct Fallback {
 }
 
 /// What a compaction did.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Notice {
     /// The format the input was read as (detected, or forced with `format`).
     pub format: Format,
@@ -36,7 +34,6 @@ pub struct Notice {
     /// The mode that was asked for.
     pub requested_mode: Mode,
     /// Set when an LLM mode fell back.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub fallback: Option<Fallback>,
     /// Messages in the input.
     pub messages_before: usize,
@@ -58,10 +55,8 @@ pub struct Notice {
     pub compaction_total_tokens: u64,
     /// Set when the summarizer reported no usage and the counts are the
     /// library's estimates of the request and the summary.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub usage_estimated: bool,
     /// The settings hint, when `show_settings_hint` is on.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub settings_hint: Option<String>,
     /// The human notice.
     pub text: String,
@@ -104,6 +99,41 @@ pub(crate) fn text(
         t.push_str(SETTINGS_HINT);
     }
     t
+}
+
+impl WriteJson for Fallback {
+    fn write_json(&self, w: &mut Writer) {
+        w.open();
+        w.field("from", &self.from);
+        w.field("code", &self.code);
+        w.field("reason", &self.reason);
+        w.close();
+    }
+}
+
+impl WriteJson for Notice {
+    fn write_json(&self, w: &mut Writer) {
+        w.open();
+        w.field("format", &self.format);
+        w.field("mode", &self.mode);
+        w.field("requestedMode", &self.requested_mode);
+        w.field_some("fallback", self.fallback.as_ref());
+        w.field("messagesBefore", &self.messages_before);
+        w.field("messagesAfter", &self.messages_after);
+        w.field("tokensBefore", &self.tokens_before);
+        w.field("tokensAfter", &self.tokens_after);
+        w.field("fits", &self.fits);
+        w.field("compactionInputTokens", &self.compaction_input_tokens);
+        w.field("compactionOutputTokens", &self.compaction_output_tokens);
+        w.field("compactionTotalTokens", &self.compaction_total_tokens);
+        if self.usage_estimated {
+            w.field("usageEstimated", &true);
+        }
+        w.field_some("settingsHint", self.settings_hint.as_ref());
+        w.field("text", &self.text);
+        w.field("options", &self.options);
+        w.close();
+    }
 }
 
 #[cfg(test)]

@@ -2,21 +2,21 @@
 //! (`[chat.compaction]` of a moltis.toml, or a bare table) or from a JSON object
 //! (camelCase or snake_case keys).
 
-use serde::Serialize;
-use std::collections::{HashMap, HashSet};
-
-use serde_json::Value;
+use std::collections::HashMap;
 
 use crate::error::{Error, Result};
 use crate::formats::{Format, FORMATS};
+use crate::json::{number, Kind, Node, WriteJson, Writer};
 use crate::tokens::Profile;
 
-mod toml;
-use toml::TomlValue;
+mod config;
+#[cfg(target_arch = "wasm32")]
+pub(crate) use config::from_entries_json;
+#[cfg(feature = "toml")]
+pub use config::from_toml;
 
 /// The compaction strategy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Mode {
     /// Leading system messages + one bounded, structured summary. No LLM.
     #[default]
@@ -73,8 +73,7 @@ impl Mode {
 }
 
 /// Effective options (after defaults and clamping).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Options {
     /// The compaction strategy.
     pub mode: Mode,
@@ -89,7 +88,6 @@ pub struct Options {
     /// Tool outputs longer than this (UTF-8 bytes) outside the protected tail become placeholders.
     pub tool_prune_char_threshold: usize,
     /// Model passed to the summarizer.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub summary_model: Option<String>,
     /// Token limit passed to the summarizer.
     pub max_summary_tokens: u64,
@@ -106,39 +104,32 @@ pub struct Options {
     /// Cap on each tool output in the summarizer input (bytes).
     pub max_tool_result_bytes: usize,
     /// Force the message format instead of detecting it.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub format: Option<Format>,
     /// Whether what compaction adds is merged into a neighbouring user message so
     /// that roles alternate; `None`: the format's default (merge for Anthropic and
     /// Gemini, keep for the others).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub alternation: Option<Alternation>,
     /// Which tokenizer the estimator imitates.
     pub tokenizer: Profile,
     /// `created_at` (ms) for synthesized Moltis messages.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub now: Option<i64>,
     /// Random instead of content-derived ids for synthesized messages.
     pub random_ids: bool,
     /// Seed for random ids (the JS layer sets it from `crypto.getRandomValues`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub random_seed: Option<u64>,
     /// Unknown keys are errors instead of warnings.
     pub strict: bool,
     /// Messages kept verbatim in every mode, by input index (the JS layer also
     /// turns a `pin` function into this list).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub pin: Vec<usize>,
     /// Roles whose messages are kept verbatim in every mode (`system`, `user`,
     /// `assistant`, `tool`; `developer` is `system`).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub pin_roles: Vec<String>,
 }
 
 /// What to do when compaction puts two user messages in a row (a marker after a
 /// user message, stubs before one): strict backends reject that.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Alternation {
     /// Leave them as separate messages.
     Keep,
@@ -210,7 +201,7 @@ impl Options {
 }
 
 /// A non-fatal remark about the input or options, returned in results.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Warning {
     /// Stable code: `CLAMPED`, `UNKNOWN_OPTION`, `EMPTY_MESSAGE_DROPPED`,
     /// `LONE_SURROGATE_REPLACED` (JSON text input only).
@@ -220,8 +211,7 @@ pub struct Warning {
 }
 
 /// Options together with the warnings validation produced.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ParsedOptions {
     /// The effective options.
     pub options: Options,
@@ -257,30 +247,16 @@ impl Given {
         }
     }
 
-    fn from_json(v: &Value) -> Given {
-        match v {
-            Value::String(s) => Given::Str(s.clone()),
-            Value::Bool(b) => Given::Bool(*b),
-            Value::Number(n) => match n.as_i64() {
-                Some(i) => Given::Int(i),
-                None => Given::Float(n.as_f64().unwrap_or(f64::NAN)),
+    fn from_node<'a, N: Node<'a>>(v: N) -> Given {
+        match v.kind() {
+            Kind::String => Given::Str(v.as_str().unwrap_or("").to_string()),
+            Kind::Bool => Given::Bool(v.as_bool() == Some(true)),
+            Kind::Number => match v.number_text().unwrap_or("").parse::<i64>() {
+                Ok(i) => Given::Int(i),
+                Err(_) => Given::Float(v.as_f64().unwrap_or(f64::NAN)),
             },
-            Value::Array(items) => Given::List(items.iter().map(Given::from_json).collect()),
-            other => Given::Other(crate::formats::type_name(other)),
-        }
-    }
-
-    fn from_toml(v: TomlValue) -> Given {
-        match v {
-            TomlValue::Str(s) => Given::Str(s),
-            TomlValue::Int(i) => Given::Int(i),
-            TomlValue::Float(f) => Given::Float(f),
-            TomlValue::Bool(b) => Given::Bool(b),
-            TomlValue::Array(items) => {
-                Given::List(items.into_iter().map(Given::from_toml).collect())
-            }
-            TomlValue::Table(_) => Given::Other("a table"),
-            TomlValue::Other(kind) => Given::Other(kind),
+            Kind::Array => Given::List(v.items().map(Given::from_node).collect()),
+            other => Given::Other(other.name()),
         }
     }
 }
@@ -423,13 +399,12 @@ impl Entry {
     }
 }
 
-/// A number as JSON writes it (`0.95`, `1e20`). serde_json's writer is already in
-/// the package; `f64`'s `Display` would add its own float formatting code (~10 KB).
+/// A number as JSON writes it (`0.95`, `1e20`): no `f64` `Display`, which
+/// would add core's float printing (~10 KB gzipped) to the `.wasm`.
 fn number_text(value: f64) -> String {
-    if value.fract() == 0.0 && value.abs() < 1e15 {
-        return (value as i64).to_string();
-    }
-    serde_json::Number::from_f64(value).map_or_else(|| "NaN".into(), |n| n.to_string())
+    let mut out = String::new();
+    number::write_f64(value, &mut out);
+    out
 }
 
 fn clamp(entry: &Entry, value: f64, lo: f64, hi: f64, warnings: &mut Vec<Warning>) -> f64 {
@@ -673,29 +648,37 @@ fn to_usize(v: u64) -> usize {
 
 /// Options from a JSON object (camelCase or snake_case keys). `null` and
 /// missing keys take the default.
-pub fn from_json(value: &Value) -> Result<ParsedOptions> {
-    let obj = match value {
-        Value::Null => return validate(Vec::new()),
-        Value::Object(o) => o,
+pub(crate) fn from_node<'a, N: Node<'a>>(value: N) -> Result<ParsedOptions> {
+    match value.kind() {
+        Kind::Null => return validate(Vec::new()),
+        Kind::Object => {}
         other => {
             return Err(Error::config(format!(
                 "options: expected an object, got {}",
-                crate::formats::type_name(other)
+                other.name()
             )))
         }
-    };
-    let entries: Vec<Entry> = obj
-        .iter()
-        .filter(|(_, v)| !v.is_null())
+    }
+    let entries: Vec<Entry> = value
+        .members()
+        .filter(|(_, v)| v.kind() != Kind::Null)
         .map(|(k, v)| Entry {
             key: snake_case(k),
-            name: k.clone(),
-            value: Given::from_json(v),
+            name: k.to_string(),
+            value: Given::from_node(v),
             location: None,
         })
         .collect();
     one_value_each(&entries)?;
     validate(entries)
+}
+
+/// Options from a JSON object (camelCase or snake_case keys). `null` and
+/// missing keys take the default.
+#[cfg(feature = "serde_json")]
+pub fn from_json(value: &serde_json::Value) -> Result<ParsedOptions> {
+    let tape = crate::json::serde::tape_of(value);
+    from_node(tape.open()?.root())
 }
 
 /// `contextWindow` and `context_window` are one option: two different values
@@ -721,101 +704,11 @@ fn one_value_each(entries: &[Entry]) -> Result<()> {
 /// Options from JSON text (empty text or `null`: the defaults).
 pub fn from_json_text(text: &str) -> Result<ParsedOptions> {
     if text.trim().is_empty() {
-        return from_json(&Value::Null);
+        return validate(Vec::new());
     }
-    let value = serde_json::from_str(text)
-        .map_err(|e| Error::config(format!("options is not valid JSON: {e}")).caused_by(e))?;
-    from_json(&value)
-}
-
-/// Options from a TOML document: the `[chat.compaction]` table of a moltis.toml
-/// (a document whose `chat` table has a key), or a document whose top level is
-/// that table. The document must be valid TOML (as the `toml` crate reads it).
-pub fn from_toml(text: &str) -> Result<ParsedOptions> {
-    let lines = LineIndex::new(text);
-    let entries = toml::parse(text).map_err(|e| {
-        let (l, c) = lines.line_col(e.offset);
-        Error::config(format!(
-            "invalid TOML (line {l}, column {c}): {}",
-            e.message
-        ))
-    })?;
-    let moltis = entries
-        .iter()
-        .any(|e| e.path.len() >= 2 && e.path[0] == "chat");
-    let prefix: &[&str] = if moltis { &["chat", "compaction"] } else { &[] };
-    let mut options: Vec<Entry> = Vec::new();
-    let mut names: HashSet<String> = HashSet::new();
-    let mut outside = Vec::new();
-    for e in entries {
-        let table = e.path.len() > prefix.len() + 1 || section(&e.value);
-        if e.path.len() < prefix.len() || !e.path.iter().zip(prefix).all(|(a, b)| a == b) {
-            // An option at the top of a moltis.toml or in [chat] is not read: say so.
-            if let [key] | [_, key] = &e.path[..] {
-                let top = e.path.len() == 1 || e.path[0] == "chat";
-                if top && !section(&e.value) && is_option(key) {
-                    let (l, c) = lines.line_col(e.offset);
-                    outside.push(Warning {
-                        code: "UNKNOWN_OPTION",
-                        message: format!("{key:?} (line {l}, column {c}) is outside [chat.compaction], where a moltis.toml keeps the options: ignored"),
-                    });
-                }
-            }
-            continue;
-        }
-        let Some(key) = e.path.get(prefix.len()) else {
-            if matches!(e.value, TomlValue::Table(_)) {
-                continue;
-            }
-            let (l, c) = lines.line_col(e.offset);
-            return Err(Error::config(format!(
-                "chat.compaction: expected a table of options ([chat.compaction]), got {} (line {l}, column {c})",
-                Given::from_toml(e.value).type_name()
-            )));
-        };
-        // A table in a bare document is another section of the file ([server]),
-        // unless it is named as an option (then its type is wrong).
-        if !moltis && table && !is_option(key) {
-            continue;
-        }
-        // a table's keys follow its own entry: the option is the table
-        if !names.insert(key.clone()) {
-            continue;
-        }
-        let value = if e.path.len() > prefix.len() + 1 {
-            Given::Other("a table")
-        } else {
-            Given::from_toml(e.value)
-        };
-        options.push(Entry {
-            key: snake_case(key),
-            name: key.clone(),
-            value,
-            location: Some(lines.line_col(e.offset)),
-        });
-    }
-    // A moltis.toml user is told where the mode lives, as Moltis does; the hint
-    // names `chat.compaction.mode`, which means nothing to an npm caller.
-    let hint_given = options.iter().any(|e| e.key == "show_settings_hint");
-    one_value_each(&options)?;
-    let mut parsed = validate(options)?;
-    if !hint_given {
-        parsed.options.show_settings_hint = true;
-    }
-    parsed.warnings.append(&mut outside);
-    Ok(parsed)
-}
-
-/// Whether a TOML value is a table or an array of tables: a section of the
-/// file, where an option is never.
-pub(crate) fn section(value: &TomlValue) -> bool {
-    match value {
-        TomlValue::Table(_) | TomlValue::Other("an array of tables") => true,
-        TomlValue::Array(items) => {
-            !items.is_empty() && items.iter().all(|v| matches!(v, TomlValue::Table(_)))
-        }
-        _ => false,
-    }
+    let parsed = crate::json::parse::parse_str(text)
+        .map_err(|e| Error::config(format!("options is not valid JSON: {e}")))?;
+    from_node(parsed.tape().root())
 }
 
 /// Whether `key` names an option (any spelling): one that is no option reads
@@ -830,31 +723,70 @@ pub(crate) fn is_option(key: &str) -> bool {
     validate(vec![probe]).map_or(true, |p| p.warnings.is_empty())
 }
 
-/// Where the lines of a text start, to turn byte offsets into 1-based line and
-/// column (in characters) without rescanning the text for each one.
-struct LineIndex<'t> {
-    text: &'t str,
-    starts: Vec<usize>,
+impl WriteJson for Mode {
+    fn write_json(&self, w: &mut Writer) {
+        w.string(self.key());
+    }
 }
 
-impl<'t> LineIndex<'t> {
-    fn new(text: &'t str) -> Self {
-        let starts = std::iter::once(0)
-            .chain(text.match_indices('\n').map(|(i, _)| i + 1))
-            .collect();
-        LineIndex { text, starts }
+impl WriteJson for Alternation {
+    fn write_json(&self, w: &mut Writer) {
+        w.string(match self {
+            Alternation::Keep => "keep",
+            Alternation::Merge => "merge",
+        });
     }
+}
 
-    fn line_col(&self, offset: usize) -> (usize, usize) {
-        let offset = offset.min(self.text.len());
-        let line = self.starts.partition_point(|s| *s <= offset);
-        let start = self.starts[line.saturating_sub(1)];
-        let col = self
-            .text
-            .get(start..offset)
-            .map_or(0, |l| l.chars().count())
-            + 1;
-        (line, col)
+impl WriteJson for Options {
+    fn write_json(&self, w: &mut Writer) {
+        w.open();
+        w.field("mode", &self.mode);
+        w.field("thresholdPercent", &self.threshold_percent);
+        w.field("protectHead", &self.protect_head);
+        w.field("protectTailMin", &self.protect_tail_min);
+        w.field("tailBudgetRatio", &self.tail_budget_ratio);
+        w.field("toolPruneCharThreshold", &self.tool_prune_char_threshold);
+        w.field_some("summaryModel", self.summary_model.as_ref());
+        w.field("maxSummaryTokens", &self.max_summary_tokens);
+        w.field("showSettingsHint", &self.show_settings_hint);
+        w.field("contextWindow", &self.context_window);
+        w.field("reserveOutputTokens", &self.reserve_output_tokens);
+        w.field("maxToolResultBytes", &self.max_tool_result_bytes);
+        w.field_some("format", self.format.as_ref());
+        w.field_some("alternation", self.alternation.as_ref());
+        w.field("tokenizer", &self.tokenizer);
+        w.field_some("now", self.now.as_ref());
+        w.field("randomIds", &self.random_ids);
+        w.field_some("randomSeed", self.random_seed.as_ref());
+        w.field("strict", &self.strict);
+        if !self.pin.is_empty() {
+            w.field("pin", &self.pin);
+        }
+        if !self.pin_roles.is_empty() {
+            w.field("pinRoles", &self.pin_roles);
+        }
+        w.close();
+    }
+}
+
+impl WriteJson for Warning {
+    fn write_json(&self, w: &mut Writer) {
+        w.open();
+        w.field("code", &self.code);
+        w.field("message", &self.message);
+        w.close();
+    }
+}
+
+impl WriteJson for ParsedOptions {
+    fn write_json(&self, w: &mut Writer) {
+        w.open();
+        w.field("options", &self.options);
+        w.field("warnings", &self.warnings);
+        w.field("contextWindowGiven", &self.context_window_given);
+        w.field("tokenizerGiven", &self.tokenizer_given);
+        w.close();
     }
 }
 
@@ -979,13 +911,5 @@ mod tests {
     fn camel_case_keys_become_snake_case() {
         assert_eq!(snake_case("protectTailMin"), "protect_tail_min");
         assert_eq!(snake_case("protect_head"), "protect_head");
-    }
-
-    #[test]
-    fn line_col_counts_from_one() {
-        let lines = LineIndex::new("a\nbc = 1\nx");
-        assert_eq!(lines.line_col(3), (2, 2));
-        assert_eq!(lines.line_col(0), (1, 1));
-        assert_eq!(lines.line_col(9), (3, 1));
     }
 }

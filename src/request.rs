@@ -5,11 +5,8 @@
 
 use std::borrow::Cow;
 
-use serde::Serialize;
-use serde_json::Value;
-
 use crate::formats::{json_text, Document};
-use crate::json::Node;
+use crate::json::{Node, WriteJson, Writer};
 use crate::options::{Options, ParsedOptions};
 use crate::tokens::{Profile, TokenCounter};
 
@@ -116,7 +113,10 @@ fn model_name<'a, N: Node<'a>>(root: N) -> Option<&'a str> {
 /// model a request names, when it is a well-known one (the JS layer does the
 /// same before it calls wasm). A profile other than the default set on the
 /// options by hand counts as given.
-pub(crate) fn for_input<'c>(config: &'c ParsedOptions, input: &Value) -> Cow<'c, ParsedOptions> {
+pub(crate) fn for_input<'c, 'a, N: Node<'a>>(
+    config: &'c ParsedOptions,
+    input: N,
+) -> Cow<'c, ParsedOptions> {
     let given = config.tokenizer_given || config.options.tokenizer != Profile::O200k;
     match model_name(input).and_then(|m| by_model(&MODEL_TOKENIZERS, m)) {
         Some(profile) if !given && profile != Profile::O200k => {
@@ -129,8 +129,7 @@ pub(crate) fn for_input<'c>(config: &'c ParsedOptions, input: &Value) -> Cow<'c,
 }
 
 /// Where the context window in effect came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WindowSource {
     /// The caller's `contextWindow`.
     Option,
@@ -138,6 +137,16 @@ pub enum WindowSource {
     Model,
     /// Neither: the default of 200,000.
     Default,
+}
+
+impl WriteJson for WindowSource {
+    fn write_json(&self, w: &mut Writer) {
+        w.string(match self {
+            WindowSource::Option => "option",
+            WindowSource::Model => "model",
+            WindowSource::Default => "default",
+        });
+    }
 }
 
 /// A request's spending outside its messages, and the window it is held to.

@@ -107,7 +107,7 @@ impl<'a, N: Node<'a>> Held<'a, N> {
         self.views[prefix..].iter_mut().for_each(|v| v.held = true);
         // A boundary changes the tokens of the views before it: for this call,
         // and then the session ends.
-        let boundary = crate::uncount_behind_boundary(&mut self.views);
+        let boundary = crate::engine::uncount_behind_boundary(&mut self.views);
         Ok(Some((doc, !boundary)))
     }
 

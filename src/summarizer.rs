@@ -1,24 +1,21 @@
 //! How the LLM modes talk to a caller's summarizer: as plain data (sans-IO).
 //!
 //! Each step of a `structured` or `llm_replace` compaction either asks for a
-//! summary ([`Next::Summarize`] with a [`SummaryRequest`]) or is done. The caller
+//! summary ([`crate::Next::Summarize`] with a [`SummaryRequest`]) or is done. The caller
 //! sends the request wherever it likes and appends the [`Reply`]; the same input,
 //! options and replies always give the same step. The JS layer drives this loop
 //! around the caller's async function (with streaming, timeouts and abort); Rust
 //! callers implement [`Summarizer`] and call [`compact_with_summarizer`].
 
-use serde::Serialize;
-use serde_json::Value;
-
 use crate::error::{Error, Result};
-use crate::formats::OutputMessage;
-use crate::options::{Mode, ParsedOptions};
-use crate::tokens::Estimator;
-use crate::{Compaction, IndexedCompaction};
+use crate::json::{Kind, Node, WriteJson, Writer};
+use crate::options::Mode;
+
+#[cfg(feature = "serde_json")]
+pub use crate::api::Next;
 
 /// Tokens a summarizer call used, as the provider reported them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Usage {
     /// Prompt tokens.
     pub input_tokens: u64,
@@ -30,10 +27,11 @@ impl Usage {
     /// Reads usage as SDKs and providers spell it: `inputTokens`/`outputTokens`,
     /// `input_tokens`/`output_tokens` (Anthropic), `prompt_tokens`/`completion_tokens`
     /// (OpenAI). `None` when neither count is a number.
-    pub fn from_json(v: &Value) -> Option<Usage> {
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+    pub(crate) fn from_node<'a, N: Node<'a>>(v: N) -> Option<Usage> {
         let pick = |keys: &[&str]| {
             keys.iter()
-                .find_map(|k| v.get(*k).and_then(Value::as_f64))
+                .find_map(|k| v.get(k).and_then(Node::as_f64))
                 .filter(|n| n.is_finite() && *n >= 0.0)
                 .map(|n| n.round().min(9_007_199_254_740_992.0) as u64)
         };
@@ -77,7 +75,8 @@ pub enum Reply {
 impl Reply {
     /// Reads a reply as the JS layer writes it: `{"text", "usage"?}` or
     /// `{"failed": "error" | "timeout", "reason"}`.
-    pub fn from_json(v: &Value, at: usize) -> Result<Reply> {
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+    pub(crate) fn from_node<'a, N: Node<'a>>(v: N, at: usize) -> Result<Reply> {
         let bad = |what: &str| Error::input(format!("replies[{at}]"), what.to_string());
         if let Some(text) = v.get("text") {
             let text = text
@@ -85,10 +84,10 @@ impl Reply {
                 .ok_or_else(|| bad("text: expected a string"))?;
             return Ok(Reply::Summary {
                 text: text.to_string(),
-                usage: v.get("usage").and_then(Usage::from_json),
+                usage: v.get("usage").and_then(Usage::from_node),
             });
         }
-        let failure = match v.get("failed").and_then(Value::as_str) {
+        let failure = match v.get("failed").and_then(Node::as_str) {
             Some("timeout") => Failure::TimedOut,
             Some("error") => Failure::Failed,
             _ => {
@@ -99,7 +98,7 @@ impl Reply {
         };
         let reason = v
             .get("reason")
-            .and_then(Value::as_str)
+            .and_then(Node::as_str)
             .unwrap_or("")
             .to_string();
         Ok(Reply::Failed { failure, reason })
@@ -107,22 +106,22 @@ impl Reply {
 }
 
 /// Reads the replies so far from the JS layer's JSON array.
-pub fn replies_from_json(text: &str) -> Result<Vec<Reply>> {
-    let value: Value = serde_json::from_str(text)
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+pub(crate) fn replies_from_json(text: &str) -> Result<Vec<Reply>> {
+    let parsed = crate::json::parse::parse_str(text)
         .map_err(|e| Error::input("replies", format!("not JSON: {e}")))?;
-    let Value::Array(values) = value else {
+    let root = parsed.tape().root();
+    if root.kind() != Kind::Array {
         return Err(Error::input("replies", "expected an array"));
-    };
-    values
-        .iter()
+    }
+    root.items()
         .enumerate()
-        .map(|(i, v)| Reply::from_json(v, i))
+        .map(|(i, v)| Reply::from_node(v, i))
         .collect()
 }
 
 /// What the library asks a summarizer for (SPEC §6, "The summarizer").
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SummaryRequest<M> {
     /// The mode asking.
     pub mode: Mode,
@@ -134,10 +133,8 @@ pub struct SummaryRequest<M> {
     /// The final user instruction (the last of `messages`).
     pub instruction: String,
     /// The newest earlier summary, when re-compacting (also inside `instruction`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub previous_summary: Option<String>,
     /// `summary_model` from the options.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub model: Option<String>,
     /// `max_summary_tokens` from the options.
     pub max_tokens: u64,
@@ -147,65 +144,62 @@ pub struct SummaryRequest<M> {
     pub attempt: u32,
 }
 
-/// The next step of an LLM-mode compaction. (Returned once a step, never stored
-/// in bulk: the size of the `Done` variant costs nothing worth a box.)
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(rename_all = "camelCase")]
-#[allow(clippy::large_enum_variant)]
-pub enum Next {
-    /// Call the summarizer with this request, then step again with its reply added.
-    #[serde(rename = "ask")]
-    Summarize(SummaryRequest<OutputMessage>),
-    /// The compaction is done.
-    Done(IndexedCompaction),
+impl<M: WriteJson> WriteJson for SummaryRequest<M> {
+    fn write_json(&self, w: &mut Writer) {
+        w.open();
+        w.field("mode", &self.mode);
+        w.field("system", &self.system);
+        w.field("messages", &self.messages);
+        w.field("instruction", &self.instruction);
+        w.field_some("previousSummary", self.previous_summary.as_ref());
+        w.field_some("model", self.model.as_ref());
+        w.field("maxTokens", &self.max_tokens);
+        w.field("estimatedInputTokens", &self.estimated_input_tokens);
+        w.field("attempt", &self.attempt);
+        w.close();
+    }
+}
+
+impl WriteJson for Usage {
+    fn write_json(&self, w: &mut Writer) {
+        w.open();
+        w.field("inputTokens", &self.input_tokens);
+        w.field("outputTokens", &self.output_tokens);
+        w.close();
+    }
 }
 
 /// A summarizer for Rust callers: any async function from a request to a summary.
 /// An `Err` is a failed call (its text becomes the fallback reason or the
 /// `LLM_FAILED` message). Time limits are the implementation's business.
+#[cfg(feature = "serde_json")]
 #[allow(async_fn_in_trait)] // no Send bound: JS futures are not Send
 pub trait Summarizer {
     /// Summarizes `request`; the text and, if known, the usage.
     async fn summarize(
         &mut self,
-        request: &SummaryRequest<Value>,
+        request: &SummaryRequest<serde_json::Value>,
     ) -> std::result::Result<(String, Option<Usage>), String>;
 }
 
 /// Compacts `input` with an LLM mode, calling `summarizer` for each summary the
 /// mode asks for (at most two: the first and one retry). Offline modes work too
 /// and never call it.
+#[cfg(feature = "serde_json")]
 pub async fn compact_with_summarizer(
-    input: &Value,
-    config: &ParsedOptions,
+    input: &serde_json::Value,
+    config: &crate::ParsedOptions,
     summarizer: &mut impl Summarizer,
-) -> Result<Compaction> {
-    let config = &crate::request::for_input(config, input);
-    let counter = Estimator(config.options.tokenizer);
-    let source = crate::source_messages(input);
+) -> Result<crate::Compaction> {
+    use crate::json::serde::tape_of;
+    let tape = tape_of(input);
+    let config = &crate::request::for_input(config, tape.open()?.root());
+    let counter = crate::tokens::Estimator(config.options.tokenizer);
     let mut replies = Vec::new();
     loop {
         match crate::compact_step(input, config, &counter, &replies)? {
-            Next::Done(planned) => return Ok(crate::assemble(input, planned)),
-            Next::Summarize(request) => {
-                let request = SummaryRequest {
-                    messages: request
-                        .messages
-                        .into_iter()
-                        .map(|o| match o {
-                            OutputMessage::Kept(i) => source.get(i).cloned().unwrap_or_default(),
-                            OutputMessage::New(v) => v,
-                        })
-                        .collect(),
-                    mode: request.mode,
-                    system: request.system,
-                    instruction: request.instruction,
-                    previous_summary: request.previous_summary,
-                    model: request.model,
-                    max_tokens: request.max_tokens,
-                    estimated_input_tokens: request.estimated_input_tokens,
-                    attempt: request.attempt,
-                };
+            crate::Next::Done(compaction) => return Ok(compaction),
+            crate::Next::Summarize(request) => {
                 replies.push(match summarizer.summarize(&request).await {
                     Ok((text, usage)) => Reply::Summary { text, usage },
                     Err(reason) => Reply::Failed {
@@ -221,6 +215,7 @@ pub async fn compact_with_summarizer(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::json::serde::tape_of;
     use serde_json::json;
 
     #[test]
@@ -234,14 +229,18 @@ mod tests {
             json!({"input_tokens": 1234, "output_tokens": 567}),
             json!({"prompt_tokens": 1234, "completion_tokens": 567, "total_tokens": 1801}),
         ] {
-            assert_eq!(Usage::from_json(&v), want, "{v}");
+            let tape = tape_of(&v);
+            assert_eq!(Usage::from_node(tape.open().unwrap().root()), want, "{v}");
         }
-        assert_eq!(Usage::from_json(&json!({"inputTokens": "many"})), None);
+        let tape = tape_of(&json!({"inputTokens": "many"}));
+        assert_eq!(Usage::from_node(tape.open().unwrap().root()), None);
     }
 
     #[test]
     fn replies_are_read_from_the_js_layers_json() {
-        let r = Reply::from_json(&json!({"failed": "timeout", "reason": "slow"}), 0);
+        let reply =
+            |v: serde_json::Value, at| Reply::from_node(tape_of(&v).open().unwrap().root(), at);
+        let r = reply(json!({"failed": "timeout", "reason": "slow"}), 0);
         assert_eq!(
             r,
             Ok(Reply::Failed {
@@ -249,6 +248,6 @@ mod tests {
                 reason: "slow".into()
             })
         );
-        assert!(Reply::from_json(&json!({"text": 3}), 1).is_err());
+        assert!(reply(json!({"text": 3}), 1).is_err());
     }
 }

@@ -205,52 +205,6 @@ pub(crate) fn mentions_pending_work(text: &str) -> bool {
     })
 }
 
-/// The value of the four hex digits at `at`, if they are hex digits.
-fn hex4(b: &[u8], at: usize) -> Option<u32> {
-    let digits = std::str::from_utf8(b.get(at..at + 4)?).ok()?;
-    u32::from_str_radix(digits, 16).ok()
-}
-
-/// JSON text with every `\uXXXX` escape of a lone UTF-16 surrogate replaced by
-/// `\ufffd`; `None` when there is none.
-pub(crate) fn replace_lone_surrogates(json: &str) -> Option<String> {
-    let b = json.as_bytes();
-    let mut out = String::new();
-    let (mut last, mut i) = (0, 0);
-    while i < b.len() {
-        if b[i] != b'\\' {
-            i += 1;
-            continue;
-        }
-        if b.get(i + 1) != Some(&b'u') {
-            i += 2; // an escaped character
-            continue;
-        }
-        let Some(unit) = hex4(b, i + 2) else {
-            i += 2;
-            continue;
-        };
-        let low_follows = b.get(i + 6) == Some(&b'\\')
-            && b.get(i + 7) == Some(&b'u')
-            && hex4(b, i + 8).is_some_and(|l| (0xDC00..0xE000).contains(&l));
-        match unit {
-            0xD800..=0xDBFF if low_follows => i += 12,
-            0xD800..=0xDFFF => {
-                out.push_str(&json[last..i]);
-                out.push_str("\\ufffd");
-                i += 6;
-                last = i;
-            }
-            _ => i += 6,
-        }
-    }
-    if last == 0 {
-        return None;
-    }
-    out.push_str(&json[last..]);
-    Some(out)
-}
-
 /// Joins at most `max` items with ", " and says how many more there were.
 pub(crate) fn list(items: impl IntoIterator<Item = impl AsRef<str>>, max: usize) -> String {
     let mut out = String::new();
@@ -301,17 +255,6 @@ mod tests {
         assert!(!mentions_pending_work("migrate to nextjs"));
         assert!(!mentions_pending_work("a Next.js app"));
         assert!(!mentions_pending_work("the todos_table"));
-    }
-
-    #[test]
-    fn lone_surrogates_become_replacement_characters() {
-        let fixed = replace_lone_surrogates(r#"["a\ud83d", "\ud83d\ude00", "\\ud800", "\udc00b"]"#)
-            .unwrap();
-        assert_eq!(
-            fixed,
-            r#"["a\ufffd", "\ud83d\ude00", "\\ud800", "\ufffdb"]"#
-        );
-        assert_eq!(replace_lone_surrogates(r#"["\u00e9"]"#), None);
     }
 
     #[test]

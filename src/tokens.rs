@@ -9,14 +9,11 @@
 //! generated CJK chat (`examples/calibrate.rs`). Images count by the providers'
 //! rules for their size, read from the first bytes of their data (`Image`).
 
-use serde::Serialize;
-
 use crate::json::Node;
 use crate::message::{Message, Role};
 
 /// Which tokenizer the estimate imitates.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Profile {
     /// OpenAI's o200k_base (GPT-4o and later). The default.
     #[default]
@@ -26,6 +23,16 @@ pub enum Profile {
     /// Anthropic Claude: 1.106 × o200k (measured on real Claude usage of the
     /// corpus sessions) plus a larger per-message overhead.
     Claude,
+}
+
+impl crate::json::WriteJson for Profile {
+    fn write_json(&self, w: &mut crate::json::Writer) {
+        w.string(match self {
+            Profile::O200k => "o200k",
+            Profile::Cl100k => "cl100k",
+            Profile::Claude => "claude",
+        });
+    }
 }
 
 impl Profile {
@@ -1263,8 +1270,9 @@ mod tests {
             serde_json::json!({"inlineData": {"mimeType": "image/png", "data": data}}),
         ];
         for p in &parts {
+            let tape = crate::json::serde::tape_of(p);
             assert_eq!(
-                image_of(p),
+                image_of(tape.open().unwrap().root()),
                 Image {
                     width: 1024,
                     height: 1024,
@@ -1274,8 +1282,9 @@ mod tests {
             );
         }
         let low = serde_json::json!({"type": "image_url", "image_url": {"url": "https://x/y.png", "detail": "low"}});
+        let low = crate::json::serde::tape_of(&low);
         assert_eq!(
-            image_of(&low),
+            image_of(low.open().unwrap().root()),
             Image {
                 width: 0,
                 height: 0,

@@ -11,12 +11,9 @@
 //! (Gemini) it must not end on a model turn. A bare array is a stored history:
 //! the calls of its last turn may still be running.
 
-use serde::Serialize;
-use serde_json::Value;
-
 use crate::error::{Error, Result};
 use crate::formats::{self, Format, ResultsPlacement, FORMATS};
-use crate::json::{Kind, Node};
+use crate::json::{Kind, Node, WriteJson, Writer};
 use crate::message::Role;
 
 /// The backend a history is sent to, when it adds rules of its own to the format's.
@@ -50,31 +47,33 @@ pub struct ValidateOptions {
 impl ValidateOptions {
     /// Reads `{format?, provider?, strictAlternation?}` (snake_case accepted);
     /// `null` gives the defaults.
-    pub fn from_json(v: &Value) -> Result<ValidateOptions> {
+    pub(crate) fn from_node<'a, N: Node<'a>>(v: N) -> Result<ValidateOptions> {
         let mut o = ValidateOptions::default();
-        let Some(map) = v.as_object() else {
-            return match v {
-                Value::Null => Ok(o),
-                other => Err(Error::config(format!(
+        match v.kind() {
+            Kind::Null => return Ok(o),
+            Kind::Object => {}
+            other => {
+                return Err(Error::config(format!(
                     "validate options: expected an object, got {}",
-                    formats::type_name(other)
-                ))),
-            };
-        };
-        for (key, value) in map {
+                    other.name()
+                )))
+            }
+        }
+        for (key, value) in v.members() {
             let unknown = |what: &str, names: &[&str]| {
                 let quoted: Vec<String> = names.iter().map(|n| format!("{n:?}")).collect();
                 Error::config(format!(
-                    "{key}: unknown {what} {value}; expected one of {}",
+                    "{key}: unknown {what} {}; expected one of {}",
+                    value.to_json(),
                     quoted.join(", ")
                 ))
             };
+            let name = value.as_str();
             // `null` (and `"auto"` for the format) leaves the default
-            if value.is_null() || (key == "format" && value == "auto") {
+            if value.kind() == Kind::Null || (key == "format" && name == Some("auto")) {
                 continue;
             }
-            let name = value.as_str();
-            match key.as_str() {
+            match key {
                 "format" => {
                     o.format = Some(
                         name.and_then(Format::from_name)
@@ -92,7 +91,10 @@ impl ValidateOptions {
                 }
                 "strictAlternation" | "strict_alternation" => {
                     o.strict_alternation = value.as_bool().ok_or_else(|| {
-                        Error::config(format!("{key}: expected true or false, got {value}"))
+                        Error::config(format!(
+                            "{key}: expected true or false, got {}",
+                            value.to_json()
+                        ))
                     })?
                 }
                 // The options a compaction of the same history takes are left aside,
@@ -107,10 +109,17 @@ impl ValidateOptions {
         }
         Ok(o)
     }
+
+    /// [`ValidateOptions::from_node`] of a `serde_json` value.
+    #[cfg(feature = "serde_json")]
+    pub fn from_json(v: &serde_json::Value) -> Result<ValidateOptions> {
+        let tape = crate::json::serde::tape_of(v);
+        Self::from_node(tape.open()?.root())
+    }
 }
 
 /// One broken rule.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Violation {
     /// The message (item, content) where the rule breaks.
     pub index: usize,
@@ -122,7 +131,7 @@ pub struct Violation {
 }
 
 /// The outcome of [`validate`].
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Validation {
     /// The detected or forced format.
     pub format: Format,
@@ -157,13 +166,27 @@ fn words(format: Format) -> Words {
     }
 }
 
-/// Checks `input` (a message array or a request object) against the rules of
-/// its format and of `options.provider`.
-pub fn validate(input: &Value, options: &ValidateOptions) -> Result<Validation> {
-    check(input, options)
+impl WriteJson for Violation {
+    fn write_json(&self, w: &mut Writer) {
+        w.open();
+        w.field("index", &self.index);
+        w.field("code", &self.code);
+        w.field("message", &self.message);
+        w.close();
+    }
 }
 
-/// [`validate`] on any JSON reader.
+impl WriteJson for Validation {
+    fn write_json(&self, w: &mut Writer) {
+        w.open();
+        w.field("format", &self.format);
+        w.field("violations", &self.violations);
+        w.close();
+    }
+}
+
+/// Checks `input` (a message array or a request object) against the rules of
+/// its format and of `options.provider`.
 pub(crate) fn check<'a, N: Node<'a>>(input: N, options: &ValidateOptions) -> Result<Validation> {
     let doc = formats::open(input, options.format)?;
     let views = doc.read()?;

@@ -71,8 +71,8 @@ fn every_corpus_conversation_compacts_correctly_in_both_offline_modes() {
                 runs += 1;
                 let again = compact(&input, &config).unwrap();
                 assert_eq!(
-                    serde_json::to_string(&first).unwrap(),
-                    serde_json::to_string(&again).unwrap(),
+                    first.to_json(),
+                    again.to_json(),
                     "{ctx}: output differs between runs"
                 );
                 assert_eq!(input, pristine, "{ctx}: input was mutated");

@@ -129,8 +129,8 @@ fn converted_corpus_conversations_compact_validly_in_every_new_format() {
                     assert_eq!(input, pristine, "{ctx}: input mutated");
                     let again = compact(&input, &config).unwrap();
                     assert_eq!(
-                        serde_json::to_string(&result).unwrap(),
-                        serde_json::to_string(&again).unwrap(),
+                        result.to_json(),
+                        again.to_json(),
                         "{ctx}: output differs between runs"
                     );
                     let out = Value::Array(result.messages.clone());

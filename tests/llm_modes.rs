@@ -124,28 +124,12 @@ fn drive(
     loop {
         match compact_step(input, &config, counter, &replies) {
             Err(e) => return (Err(e), asked),
-            Ok(Next::Done(planned)) => {
-                let source = input.as_array().cloned().unwrap_or_default();
-                let mut doc = serde_json::to_value(&planned).expect("serializable");
-                let messages: Vec<Value> = planned
-                    .output
-                    .iter()
-                    .map(|o| match o {
-                        chat_compaction::OutputMessage::Kept(i) => source[*i].clone(),
-                        chat_compaction::OutputMessage::New(v) => v.clone(),
-                    })
-                    .collect();
-                doc["messages"] = Value::Array(messages);
+            Ok(Next::Done(done)) => {
+                let doc = serde_json::from_str(&done.to_json()).expect("JSON");
                 return (Ok(doc), asked);
             }
             Ok(Next::Summarize(request)) => {
-                let mut request = serde_json::to_value(&request).expect("serializable");
-                for m in request["messages"].as_array_mut().unwrap() {
-                    if let Some(i) = m.as_u64() {
-                        *m = input[i as usize].clone();
-                    }
-                }
-                asked.push(request);
+                asked.push(serde_json::from_str(&request.to_json()).expect("JSON"));
                 replies.push(answers.next().expect("a scripted reply for every request"));
             }
         }

@@ -527,13 +527,9 @@ fn check_valid(format: Format, input: &Value, opts: &Value) -> Result<(), TestCa
         }
         Ok(out) => out,
     };
-    let text = serde_json::to_string(&out).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let text = out.to_json();
     let again = again.map_err(|e| TestCaseError::fail(format!("second run failed: {e}")))?;
-    prop_assert_eq!(
-        &text,
-        &serde_json::to_string(&again).unwrap(),
-        "output differs between runs"
-    );
+    prop_assert_eq!(&text, &again.to_json(), "output differs between runs");
     prop_assert_eq!(&out.request, &again.request, "request differs between runs");
     match via_text {
         Ok(t) => prop_assert_eq!(&text, &t, "compact_json differs from compact"),

@@ -363,11 +363,11 @@ export function start(api, { extraSamples = [] } = {}) {
     measureInput();
   });
 
-  $("apply-toml").addEventListener("click", () => {
+  $("apply-toml").addEventListener("click", async () => {
     const status = $("toml-status");
     const text = $("toml").value;
     try {
-      const { options, warnings, contextWindowGiven } = api.parseConfig(text);
+      const { options, warnings, contextWindowGiven } = await api.parseConfig(text);
       const next = { ...DEFAULTS, ...options, pinRoles: options.pinRoles ?? [] };
       // Keep the window field blank unless the config sets one (the options then
       // carry it), so a request's model still picks it.

@@ -188,10 +188,10 @@ function messagesOf(history) {
 }
 
 /** The options: --config's table (its warnings printed), then each flag. */
-function optionsFromFlags() {
+async function optionsFromFlags() {
   const options = {};
   if (values.config) {
-    const config = parseConfig(readText(values.config, "the config"));
+    const config = await parseConfig(readText(values.config, "the config"));
     Object.assign(options, config.options);
     for (const w of config.warnings) {
       if (values.strict && w.code === "UNKNOWN_OPTION") fail(`error INVALID_CONFIG (${values.config}): ${w.message.replace(/ ignored$/, "")} (--strict)`);
@@ -328,7 +328,7 @@ try {
   if (command === "validate") {
     validateCommand(history);
   } else {
-    const options = optionsFromFlags();
+    const options = await optionsFromFlags();
     if (command === "compact") {
       await compactCommand(history, options);
     } else if (command === "measure") {

@@ -6,7 +6,7 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
-use serde_json::{Map, Value};
+use crate::json::{Map, Value};
 
 use super::{
     drop_parts, expect_object, json_text, not_content, nth_part, req_str, role_named, unique_call,
@@ -145,14 +145,14 @@ fn content_parts<'a, N: Node<'a>>(part: N) -> Option<N> {
 }
 
 /// The `n`-th part of type `kind`.
-fn nth_of<'p>(parts: &'p mut [Value], kind: &str, n: usize) -> Option<&'p mut Map<String, Value>> {
+fn nth_of<'p>(parts: &'p mut [Value], kind: &str, n: usize) -> Option<&'p mut Map> {
     nth_part(parts, n, |p| {
         p.get("type").and_then(Value::as_str) == Some(kind)
     })
 }
 
 /// Applies the edits of a kept message to a copy of it.
-pub(super) fn apply(obj: &mut Map<String, Value>, edits: &[Edit]) {
+pub(super) fn apply(obj: &mut Map, edits: &[Edit]) {
     if let Some(Value::String(s)) = obj.get_mut("content") {
         for e in edits {
             if let Edit::ReplaceText { part: 0, text } = e {
@@ -212,7 +212,7 @@ pub(super) fn apply(obj: &mut Map<String, Value>, edits: &[Edit]) {
 }
 
 /// A `tool` message of stub results for calls `stubs`.
-pub(super) fn stub_message(stubs: &[Stub]) -> Map<String, Value> {
+pub(super) fn stub_message(stubs: &[Stub]) -> Map {
     let parts = stubs
         .iter()
         .map(|s| {

@@ -9,7 +9,7 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
-use serde_json::{Map, Value};
+use crate::json::{Map, Value};
 
 use super::{array_at, expect_object, json_text, nth_part, req_str, role_named, unique_call};
 use crate::error::Result;
@@ -96,7 +96,7 @@ fn has_output(p: &Value) -> bool {
 }
 
 /// Applies the edits of a kept message to a copy of it.
-pub(super) fn apply(obj: &mut Map<String, Value>, edits: &[Edit]) {
+pub(super) fn apply(obj: &mut Map, edits: &[Edit]) {
     let Some(Value::Array(parts)) = obj.get_mut("parts") else {
         return;
     };
@@ -143,7 +143,7 @@ pub(super) fn apply(obj: &mut Map<String, Value>, edits: &[Edit]) {
 }
 
 /// A message of one text part (UI messages need an id; the renderer stamps one).
-pub(super) fn text_message(role: &str, text: &str) -> Map<String, Value> {
+pub(super) fn text_message(role: &str, text: &str) -> Map {
     let mut part = Map::new();
     part.insert("type".into(), "text".into());
     part.insert("text".into(), text.into());

@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
-use serde_json::{Map, Value};
+use crate::json::{Map, Value};
 
 use super::{expect_object, not_content, req_str, role_named, unique_call};
 use crate::error::{Error, Result};
@@ -162,7 +162,7 @@ fn block_type(b: &Value) -> Option<&str> {
 /// number among the blocks of one type in the original message, so the blocks are
 /// located once, the contents changed first and the structure (dropped and added
 /// blocks, their order) last.
-pub(super) fn apply(obj: &mut Map<String, Value>, edits: &[Edit]) {
+pub(super) fn apply(obj: &mut Map, edits: &[Edit]) {
     if let Some(Value::String(text)) = obj.get("content") {
         // A string content is one text block: edit it in place, or turn it into a
         // block when blocks join it.
@@ -254,7 +254,7 @@ pub(super) fn apply(obj: &mut Map<String, Value>, edits: &[Edit]) {
 }
 
 /// A user message of stub `tool_result` blocks.
-pub(super) fn stub_message(ids: &[Stub]) -> Map<String, Value> {
+pub(super) fn stub_message(ids: &[Stub]) -> Map {
     let mut m = Map::new();
     m.insert("role".into(), "user".into());
     m.insert(

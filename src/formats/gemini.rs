@@ -8,7 +8,7 @@
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
-use serde_json::{Map, Value};
+use crate::json::{Map, Value};
 
 use super::{
     array_at, drop_parts, expect_object, nth_part, opt_str, req_str, role_named, unique_call,
@@ -114,7 +114,7 @@ pub(super) fn is_text(p: &Value) -> bool {
 }
 
 /// Applies the edits of a kept content to a copy of it.
-pub(super) fn apply(obj: &mut Map<String, Value>, edits: &[Edit]) {
+pub(super) fn apply(obj: &mut Map, edits: &[Edit]) {
     let Some(Value::Array(parts)) = obj.get_mut("parts") else {
         return;
     };
@@ -221,7 +221,7 @@ fn stub_part(stub: &Stub) -> Value {
 }
 
 /// A user turn of stub responses for calls `ids`.
-pub(super) fn stub_message(stubs: &[Stub]) -> Map<String, Value> {
+pub(super) fn stub_message(stubs: &[Stub]) -> Map {
     let mut m = Map::new();
     m.insert("role".into(), "user".into());
     m.insert(
@@ -232,7 +232,7 @@ pub(super) fn stub_message(stubs: &[Stub]) -> Map<String, Value> {
 }
 
 /// A user turn of one text.
-pub(super) fn text_message(text: &str) -> Map<String, Value> {
+pub(super) fn text_message(text: &str) -> Map {
     let mut p = Map::new();
     p.insert("text".into(), text.into());
     let mut m = Map::new();

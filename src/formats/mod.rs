@@ -9,8 +9,7 @@ mod moltis;
 mod openai;
 mod responses;
 
-use serde::Serialize;
-use serde_json::{Map, Value};
+use crate::json::{Map, Value, WriteJson, Writer};
 
 use std::borrow::Cow;
 use std::collections::HashSet;
@@ -23,28 +22,21 @@ use crate::message::{Message, Role};
 use crate::plan::{Edit, Plan, Step, Synthetic};
 
 /// A supported message format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     /// OpenAI Chat Completions messages.
-    #[serde(rename = "openai")]
     Openai,
     /// Anthropic Messages API messages.
-    #[serde(rename = "anthropic")]
     Anthropic,
     /// Moltis session messages (OpenAI-like, plus `notice`, `tool_result`, `created_at`).
-    #[serde(rename = "moltis")]
     Moltis,
     /// OpenAI Responses API input items.
-    #[serde(rename = "openai-responses")]
     OpenaiResponses,
     /// Vercel AI SDK `ModelMessage`s.
-    #[serde(rename = "ai-sdk")]
     AiSdk,
     /// Vercel AI SDK `UIMessage`s (call and result in one part).
-    #[serde(rename = "ai-sdk-ui")]
     AiSdkUi,
     /// Google Gemini `contents`.
-    #[serde(rename = "gemini")]
     Gemini,
 }
 
@@ -91,6 +83,12 @@ impl Format {
     }
 }
 
+impl WriteJson for Format {
+    fn write_json(&self, w: &mut Writer) {
+        w.string(self.name());
+    }
+}
+
 /// How a format places tool results after the assistant message that made the calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ResultsPlacement {
@@ -103,8 +101,8 @@ pub enum ResultsPlacement {
     SameMessage,
 }
 
-/// A parsed input: where the messages are and in which format. `N` is how the
-/// JSON is held: `&serde_json::Value`, or a node of the JS layer's value tape.
+/// A parsed input: where the messages are and in which format. `N` is the node
+/// of the value tape the input was written into.
 #[derive(Debug)]
 pub(crate) struct Document<'a, N: Node<'a>> {
     /// The detected or forced format.
@@ -125,13 +123,22 @@ pub(crate) struct Document<'a, N: Node<'a>> {
 /// One message of the output: an input message copied verbatim, or a new or
 /// edited one. Keeping the distinction lets the JS layer return the caller's own
 /// objects for kept messages instead of copies.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(untagged)]
-pub enum OutputMessage {
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum OutputMessage {
     /// Input message `i`, unchanged.
     Kept(usize),
     /// A message the library wrote or edited.
     New(Value),
+}
+
+impl WriteJson for OutputMessage {
+    /// A kept message as its input index, the others as they are.
+    fn write_json(&self, w: &mut Writer) {
+        match self {
+            OutputMessage::Kept(i) => i.write_json(w),
+            OutputMessage::New(v) => w.value(v),
+        }
+    }
 }
 
 /// How synthesized messages are stamped.
@@ -148,21 +155,12 @@ pub(crate) struct Stamp {
 
 /// The `n`-th of `parts` that `is` picks, as an object: edits address a part by
 /// its number among the parts of one kind, as the adapter read them.
-fn nth_part(
-    parts: &mut [Value],
-    n: usize,
-    is: impl Fn(&Value) -> bool,
-) -> Option<&mut Map<String, Value>> {
+fn nth_part(parts: &mut [Value], n: usize, is: impl Fn(&Value) -> bool) -> Option<&mut Map> {
     parts
         .iter_mut()
         .filter(|p| is(p))
         .nth(n)
         .and_then(Value::as_object_mut)
-}
-
-/// The JSON type name of `v`, for error messages.
-pub(crate) fn type_name(v: &Value) -> &'static str {
-    v.kind().name()
 }
 
 const EXPECTED_INPUT: &str =
@@ -639,7 +637,7 @@ impl<'a, N: Node<'a>> Document<'a, N> {
 
     /// Removes the text parts `edits` drop (numbered as the message was read),
     /// after the other edits, which name parts by that number too.
-    fn drop_texts(&self, obj: &mut Map<String, Value>, edits: &[Edit]) {
+    fn drop_texts(&self, obj: &mut Map, edits: &[Edit]) {
         let drops: Vec<usize> = edits
             .iter()
             .filter_map(|e| match e {
@@ -793,7 +791,7 @@ impl<'a, N: Node<'a>> Document<'a, N> {
         host.insert(key.into(), content);
         // what only the other message has (a kept message's `created_at`, `id`) stays
         for (k, v) in other {
-            host.entry(k).or_insert(v);
+            host.insert_absent(k, v);
         }
         a
     }
@@ -852,7 +850,7 @@ impl<'a, N: Node<'a>> Document<'a, N> {
             .find_map(|m| m.get("created_at").map(Node::to_value))
     }
 
-    fn synthesize(&self, s: &Synthetic) -> Vec<Map<String, Value>> {
+    fn synthesize(&self, s: &Synthetic) -> Vec<Map> {
         match s {
             Synthetic::Summary(text) | Synthetic::Marker(text) | Synthetic::Note(text) => {
                 vec![self.text_message("user", text)]
@@ -875,7 +873,7 @@ impl<'a, N: Node<'a>> Document<'a, N> {
     }
 
     /// A message of one text in this format, with `role`.
-    fn text_message(&self, role: &str, text: &str) -> Map<String, Value> {
+    fn text_message(&self, role: &str, text: &str) -> Map {
         let mut m = Map::new();
         match self.format {
             Format::OpenaiResponses => return responses::text_message(role, text),
@@ -1024,7 +1022,7 @@ pub(crate) fn json_text<'a, N: Node<'a>>(v: Option<N>) -> Cow<'a, str> {
         None => Cow::Borrowed(""),
         Some(v) => match v.as_str() {
             Some(s) => Cow::Borrowed(s),
-            None => Cow::Owned(v.to_value().to_string()),
+            None => Cow::Owned(v.to_json()),
         },
     }
 }

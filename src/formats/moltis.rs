@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use serde_json::{Map, Value};
+use crate::json::{Map, Value};
 
 use super::{openai, opt_str, req_str};
 use crate::error::{Error, Result};
@@ -66,7 +66,7 @@ fn read_tool_result<'a, N: Node<'a>>(obj: N, i: usize) -> Result<Message<'a>> {
 }
 
 /// Applies an edit to a copy of a Moltis message.
-pub(super) fn edit(obj: &mut Map<String, Value>, edit: &Edit) {
+pub(super) fn edit(obj: &mut Map, edit: &Edit) {
     let is_tool_result = obj.get("role").and_then(Value::as_str) == Some("tool_result");
     match edit {
         Edit::ReplaceOutput { text, .. } if is_tool_result => {
@@ -98,7 +98,7 @@ pub(super) fn as_openai(message: Value) -> Value {
         m.insert("role".into(), "tool".into());
         m.insert("content".into(), content.into());
     }
-    m.retain(|k, _| OPENAI_FIELDS.contains(&k.as_str()));
+    m.retain(|k, _| OPENAI_FIELDS.contains(&k));
     Value::Object(m)
 }
 

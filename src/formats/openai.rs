@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
-use serde_json::{Map, Value};
+use crate::json::{Map, Value};
 
 use super::{expect_object, not_content, nth_part, opt_str, req_str, role_named, unique_call};
 use crate::error::{Error, Result};
@@ -155,7 +155,7 @@ fn read_calls<'a, N: Node<'a>>(obj: N, msg: &mut Message<'a>, i: usize) -> Resul
 }
 
 /// Applies an edit to a copy of an OpenAI message.
-pub(super) fn edit(obj: &mut Map<String, Value>, edit: &Edit) {
+pub(super) fn edit(obj: &mut Map, edit: &Edit) {
     match edit {
         Edit::ReplaceOutput { text, .. } => {
             obj.insert("content".into(), Value::String(text.clone()));
@@ -173,12 +173,13 @@ pub(super) fn edit(obj: &mut Map<String, Value>, edit: &Edit) {
         },
         Edit::DropReasoning => {
             for key in REASONING_KEYS {
-                obj.remove(*key);
+                obj.remove(key);
             }
         }
         Edit::ShortenArgs { call, args } => {
             if let Some(f) = obj
                 .get_mut("tool_calls")
+                .and_then(Value::as_array_mut)
                 .and_then(|c| c.get_mut(*call))
                 .and_then(|c| c.get_mut("function"))
                 .and_then(Value::as_object_mut)
@@ -193,7 +194,7 @@ pub(super) fn edit(obj: &mut Map<String, Value>, edit: &Edit) {
 }
 
 /// A `tool` message standing in for a result that was compacted away.
-pub(super) fn stub(id: &str) -> Map<String, Value> {
+pub(super) fn stub(id: &str) -> Map {
     let mut m = Map::new();
     m.insert("role".into(), "tool".into());
     m.insert("tool_call_id".into(), id.into());

@@ -10,7 +10,7 @@
 
 use std::borrow::Cow;
 
-use serde_json::{Map, Value};
+use crate::json::{Map, Value};
 
 use super::{openai, opt_str, req_str, role_named};
 use crate::error::{Error, Result};
@@ -238,7 +238,7 @@ pub(super) fn link_turns<'a, N: Node<'a>>(views: &mut [Message<'a>], items: &[N]
 }
 
 /// Applies the edits of a kept item to a copy of it.
-pub(super) fn apply(obj: &mut Map<String, Value>, edits: &[Edit]) {
+pub(super) fn apply(obj: &mut Map, edits: &[Edit]) {
     for e in edits {
         match e {
             Edit::ReplaceOutput { text, .. } => {
@@ -262,7 +262,7 @@ pub(super) fn apply(obj: &mut Map<String, Value>, edits: &[Edit]) {
 }
 
 /// A user (or system) message item of one text.
-pub(super) fn text_message(role: &str, text: &str) -> Map<String, Value> {
+pub(super) fn text_message(role: &str, text: &str) -> Map {
     let mut part = Map::new();
     part.insert("type".into(), "input_text".into());
     part.insert("text".into(), text.into());
@@ -279,7 +279,7 @@ pub(super) fn text_message(role: &str, text: &str) -> Map<String, Value> {
 /// documented `local_shell_call_output` names the call by `id`). A computer call's
 /// output must be a screenshot, so its stub is a blank one (a 1×1 PNG); an MCP
 /// approval request that was never answered is declined, never approved.
-pub(super) fn stub<'a, N: Node<'a>>(id: &str, call: Option<N>) -> Map<String, Value> {
+pub(super) fn stub<'a, N: Node<'a>>(id: &str, call: Option<N>) -> Map {
     let kind = call
         .and_then(|c| c.get("type").and_then(Node::as_str))
         .filter(|t| {

@@ -199,6 +199,7 @@ pub(crate) fn result_tool_name<'a>(views: &[Message<'a>], r: &ToolOutput<'_>) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::json::serde::from_serde;
     use crate::message::Call;
     use serde_json::json;
 
@@ -219,8 +220,8 @@ mod tests {
         let mut assistant = Message::new(Role::Assistant);
         assistant.calls = vec![
             call("read", Args::Text(r#"{"path":"src/a.rs"}"#)),
-            call("read", Args::Json(json!({"path": "lib/m.py"}))),
-            call("edit", Args::Json(json!({"path": "src/z.rs"}))),
+            call("read", Args::Json(from_serde(&json!({"path": "lib/m.py"})))),
+            call("edit", Args::Json(from_serde(&json!({"path": "src/z.rs"})))),
         ];
         let views = [user, assistant];
         let f = gather(&views, &[0, 1]);

@@ -11,7 +11,7 @@ pub(crate) mod pairs;
 pub(crate) mod prune;
 pub(crate) mod window;
 
-use serde_json::Value;
+use crate::json::Value;
 
 /// First line of a placeholder that replaces a bulky old tool output.
 pub(crate) const PLACEHOLDER: &str = "[Old tool output cleared to save context space]";

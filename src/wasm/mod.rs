@@ -10,15 +10,15 @@
 
 mod session;
 
-use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-use crate::json::Node;
+use crate::engine::{self, text, Opened};
+use crate::error::{Error, Result};
+use crate::json::tape::{Tape, TapeNode};
+use crate::json::{Node, WriteJson, Writer};
 use crate::memo::Memo;
-use crate::options::from_json_text;
-use crate::tape::{Tape, TapeNode};
+use crate::options::{from_json_text, ParsedOptions};
 use crate::tokens::{Capped, Estimator, Profile, TokenCounter};
-use crate::{Error, ErrorKind, Opened, ParsedOptions, Result};
 
 #[wasm_bindgen]
 extern "C" {
@@ -52,21 +52,28 @@ impl TokenCounter for JsCounter<'_> {
     }
 }
 
-/// The JSON of an export's answer (the only part that depends on its type).
-fn to_json<T: Serialize>(result: Result<T>) -> Result<String> {
-    result.and_then(|v| {
-        serde_json::to_string(&v).map_err(|e| Error::new(ErrorKind::InvalidInput, e.to_string()))
-    })
+/// The JSON of an export's answer: the only part that depends on its type (a
+/// shim over the writer's `dyn` entry). `envelope` and `with_history` are not
+/// generic: one copy serves every export (a copy per answer type cost 3.7 KB
+/// gzipped).
+fn to_json<T: WriteJson>(result: Result<T>) -> Result<String> {
+    result.map(|v| crate::json::to_json(&v))
 }
 
-/// `{"ok": …}` or `{"error": {code, message}}`. Not generic, nor is
-/// `with_history`: one copy serves every export (a copy per answer type cost
-/// 3.7 KB gzipped).
+/// `{"ok": …}` or `{"error": {code, message}}`.
 fn envelope(body: Result<String>) -> String {
     match body {
         Ok(json) => format!("{{\"ok\":{json}}}"),
         Err(e) => {
-            serde_json::json!({"error": {"code": e.code(), "message": e.message()}}).to_string()
+            let mut w = Writer::default();
+            w.open();
+            w.key("error");
+            w.open();
+            w.field("code", &e.code());
+            w.field("message", &e.message());
+            w.close();
+            w.close();
+            w.finish()
         }
     }
 }
@@ -160,22 +167,7 @@ fn with_history(
                     }
                 }
             })
-            .map_err(|e| {
-                // A misspelt option is left aside with a warning, which an error
-                // would not show: the error names it.
-                let mut note = String::new();
-                for w in config.iter().flat_map(|c| &c.warnings) {
-                    if w.code == "UNKNOWN_OPTION" {
-                        note.push_str(if note.is_empty() { "note: " } else { "; " });
-                        note.push_str(&w.message);
-                    }
-                }
-                if note.is_empty() {
-                    e
-                } else {
-                    e.noting(&note)
-                }
-            }),
+            .map_err(|e| noting_unknown(e, &config)),
     );
     if retry || memo.missed() {
         return "{\"retry\":true}".into();
@@ -201,6 +193,23 @@ fn with_history(
     }
     out.push('}');
     out
+}
+
+/// `e` with the options `config` left aside as unknown named: a misspelt option
+/// is left aside with a warning, which an error would not show.
+fn noting_unknown(e: Error, config: &Result<ParsedOptions>) -> Error {
+    let mut note = String::new();
+    for w in config.iter().flat_map(|c| &c.warnings) {
+        if w.code == "UNKNOWN_OPTION" {
+            note.push_str(if note.is_empty() { "note: " } else { "; " });
+            note.push_str(&w.message);
+        }
+    }
+    if note.is_empty() {
+        e
+    } else {
+        e.noting(&note)
+    }
 }
 
 /// Nothing to answer before the history is read.
@@ -230,10 +239,8 @@ pub fn compact_tape(
         count_tokens,
         memo(known, keep),
         (
-            &|c, _, _| crate::offline_only(c).err().map(Err),
-            &|opened, counter| {
-                to_json(crate::step_opened(opened, counter, &[]).and_then(crate::planned))
-            },
+            &|c, _, _| engine::offline_only(c).err().map(Err),
+            &|opened, counter| to_json(opened.compact(counter)),
         ),
     )
 }
@@ -265,7 +272,7 @@ pub fn compact_step_tape(
         (
             &|_, _, _| replies.as_ref().err().map(|e| Err(e.clone())),
             &|opened, counter| match &replies {
-                Ok(replies) => to_json(crate::step_opened(opened, counter, replies)),
+                Ok(replies) => to_json(opened.step(counter, replies)),
                 Err(e) => Err(e.clone()),
             },
         ),
@@ -277,11 +284,8 @@ pub fn compact_step_tape(
 #[wasm_bindgen(js_name = checkSeamTape)]
 pub fn check_seam_tape(words: &[u32], bytes: &[u8], options: &str, from: u32) -> String {
     envelope(from_json_text(options).and_then(|c| {
-        to_json(crate::check_seam(
-            Tape::open(words, bytes)?.root(),
-            &c,
-            from as usize,
-        ))
+        engine::check_seam(Tape::open(words, bytes)?.root(), &c, from as usize)?;
+        Ok("null".into())
     }))
 }
 
@@ -333,7 +337,7 @@ pub fn measure_tape(
         count_tokens,
         memo(known, keep).with_stubs(),
         (&nothing, &|opened, counter| {
-            to_json(Ok(crate::meter_opened(opened, pending, counter)))
+            to_json(Ok(opened.meter(pending, counter)))
         }),
     )
 }
@@ -345,20 +349,70 @@ pub fn end_session() {
     session::end();
 }
 
-/// Effective options and warnings from a TOML document.
-#[wasm_bindgen(js_name = parseConfigToml)]
-pub fn parse_config_toml(toml: &str) -> String {
-    envelope(to_json(crate::options::from_toml(toml)))
+/// Effective options and warnings from a config document's entries (the JSON
+/// the package's TOML reader writes, see `crate::options::from_entries_json`).
+#[wasm_bindgen(js_name = parseConfigEntries)]
+pub fn parse_config_entries(entries: &str) -> String {
+    envelope(
+        crate::json::parse::parse_str(entries)
+            .map_err(|e| Error::config(format!("config entries are not JSON: {e}")))
+            .and_then(|p| crate::options::from_entries_json(p.tape().root()))
+            .and_then(|o| to_json(Ok(o))),
+    )
+}
+
+/// Meters a history or request given as JSON bytes and, as `answer` says,
+/// compacts it: 0 only when the meter reaches the threshold, 1 whatever it
+/// says (both answer the input with its messages compacted), 2 the whole
+/// result as JSON (`compactJsonString`). Answers the envelope's length (4
+/// bytes, little-endian), the envelope (`{ok: {meter, compaction?}}` or
+/// `{error}`), then the text written, if any: kept messages and every other
+/// field as the input's bytes.
+#[wasm_bindgen(js_name = compactText)]
+pub fn compact_text(
+    body: Vec<u8>,
+    options: &str,
+    answer: u8,
+    count_tokens: Option<CountTokens>,
+) -> Vec<u8> {
+    let answer = match answer {
+        0 => text::Answer::BodyIfOver,
+        1 => text::Answer::Body,
+        _ => text::Answer::Result,
+    };
+    let mut written = None;
+    let config = from_json_text(options);
+    let body = config.as_ref().map_err(Clone::clone).and_then(|c| {
+        let fallback = Estimator(c.options.tokenizer);
+        let js = count_tokens
+            .as_ref()
+            .map(|count| JsCounter { count, fallback });
+        let parsed = text::read(body, "input")?;
+        let outcome = text::run(&parsed, c, js.as_ref().map(|j| j as _), answer)?;
+        written = outcome.text.as_ref().map(|t| t.len());
+        Ok((crate::json::to_json(&outcome), outcome.text))
+    });
+    let (json, text) = match body {
+        Ok((json, text)) => (Ok(json), text),
+        Err(e) => (Err(noting_unknown(e, &config)), None),
+    };
+    let json = envelope(json);
+    let mut out = Vec::with_capacity(4 + json.len() + written.unwrap_or(0));
+    out.extend_from_slice(&(json.len() as u32).to_le_bytes());
+    out.extend_from_slice(json.as_bytes());
+    out.extend_from_slice(text.unwrap_or_default().as_bytes());
+    out
 }
 
 /// Checks a history against its format's provider rules (`options`: the JSON of
 /// `{format?, provider?, strictAlternation?}`): `{format, violations}`.
 #[wasm_bindgen(js_name = validateTape)]
 pub fn validate_tape(words: &[u32], bytes: &[u8], options: &str) -> String {
-    envelope(to_json(
-        serde_json::from_str(options)
+    envelope(
+        crate::json::parse::parse_str(options)
             .map_err(|e| Error::config(format!("validate options are not valid JSON: {e}")))
-            .and_then(|o| crate::ValidateOptions::from_json(&o))
-            .and_then(|o| crate::validate::check(Tape::open(words, bytes)?.root(), &o)),
-    ))
+            .and_then(|p| crate::validate::ValidateOptions::from_node(p.tape().root()))
+            .and_then(|o| crate::validate::check(Tape::open(words, bytes)?.root(), &o))
+            .and_then(|v| to_json(Ok(v))),
+    )
 }

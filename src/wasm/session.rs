@@ -11,11 +11,13 @@ use elsa::FrozenVec;
 use self_cell::self_cell;
 
 use super::{Pre, Run};
+use crate::engine::Opened;
+use crate::error::Result;
+use crate::json::tape::{Tape, TapeNode};
 use crate::memo::Memo;
+use crate::options::ParsedOptions;
 use crate::session::Held;
-use crate::tape::{Tape, TapeNode};
 use crate::tokens::TokenCounter;
-use crate::{Opened, ParsedOptions, Result};
 
 /// A call's value tape, owned by the session.
 pub(super) struct Chunk {

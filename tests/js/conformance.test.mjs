@@ -452,12 +452,12 @@ function checkWarnings(expect, source, out, skip) {
 }
 
 /** `{kind: "options", options}` or `{kind: "toml", options, warnings}`, or `{error}` from parseConfig. */
-function configure(raw) {
+async function configure(raw) {
   if (raw.options !== undefined && raw.toml !== undefined) fail("fixture: give either options or toml, not both");
   if (raw.toml !== undefined) {
     const text = string(raw.toml, "toml");
     try {
-      const { options, warnings } = parseConfig(text);
+      const { options, warnings } = await parseConfig(text);
       return { kind: "toml", options: withCounter(raw, options), warnings };
     } catch (error) {
       return { kind: "toml", error };
@@ -478,7 +478,7 @@ function caseInput(raw) {
   return expand(raw.input);
 }
 
-function runCase(raw, expect, skip) {
+async function runCase(raw, expect, skip) {
   const out = [];
   const op = typeof raw.op === "string" ? raw.op : "compact";
   const allowed = { compact: COMPACT_KEYS, shouldCompact: TRIGGER_KEYS, config: CONFIG_KEYS }[op];
@@ -488,7 +488,7 @@ function runCase(raw, expect, skip) {
   }
   if (out.length) return out;
   try {
-    const ctx = configure(raw);
+    const ctx = await configure(raw);
     if (ctx.error) {
       checkError(expect, ctx.error, out);
       return out;
@@ -952,7 +952,7 @@ for (const file of files) {
       }
       if (!isObject(raw.expect)) problems.push("fixture: missing expect object");
     }
-    test(label, (t) => {
+    test(label, async (t) => {
       const skip = (key, reason) => {
         skipped.push({ label, key, reason });
         t.diagnostic(`skipped ${key}: ${reason}`);
@@ -961,7 +961,7 @@ for (const file of files) {
         bounded.push({ label, key, reason });
         t.diagnostic(`bounded ${key}: ${reason}`);
       };
-      const found = problems.length ? problems : runCase(raw, raw.expect, skip);
+      const found = problems.length ? problems : await runCase(raw, raw.expect, skip);
       if (found.length) throw new Error(`${label}:\n    ${found.join("\n    ")}`);
     });
   });

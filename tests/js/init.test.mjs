@@ -11,10 +11,10 @@ test("a call before initialize is NOT_INITIALIZED, saying what to do; after it t
     ["compactSync", () => compactSync(history)],
     ["measure", () => measure(history)],
     ["validate", () => validate(history)],
-    ["parseConfig", () => parseConfig("")],
   ]) {
     assert.throws(call, (e) => e instanceof CompactionError && e.code === "NOT_INITIALIZED" && /initialize\(/.test(e.message), name);
   }
+  await assert.rejects(parseConfig(""), (e) => e instanceof CompactionError && e.code === "NOT_INITIALIZED", "parseConfig");
   await assert.rejects(compact(history, { mode: "structured", summarize: () => "x" }), { code: "NOT_INITIALIZED" });
   initializeSync(readFileSync(new URL("../../pkg/chat_compaction_bg.wasm", import.meta.url)));
   assert.equal(measure(history).perMessage.length, 1);

@@ -678,20 +678,20 @@ test("a frozen message cached near the nesting limit is checked again where it l
   refused(() => estimateTokens(request));
 });
 
-test("parseConfig's options pass on as they are: without context_window the request's model picks the window", () => {
-  const config = parseConfig('[chat.compaction]\nmode = "recency_preserving"\n');
+test("parseConfig's options pass on as they are: without context_window the request's model picks the window", async () => {
+  const config = await parseConfig('[chat.compaction]\nmode = "recency_preserving"\n');
   assert.equal(config.contextWindowGiven, false);
   assert.equal("contextWindow" in config.options, false);
   const request = { model: "gpt-4o", messages: history };
   assert.equal(measure(request, config.options).contextWindow, 128000);
-  const given = parseConfig("[chat.compaction]\ncontext_window = 64000\n");
+  const given = await parseConfig("[chat.compaction]\ncontext_window = 64000\n");
   assert.equal(measure(request, given.options).contextWindow, 64000);
   // the tokenizer too: the model's unless the table sets one
   assert.equal(config.tokenizerGiven, false);
   assert.equal("tokenizer" in config.options, false);
   const claude = { model: "claude-sonnet-4-5", messages: history };
   assert.equal(measure(claude, config.options).options.tokenizer, "claude");
-  const set = parseConfig('[chat.compaction]\ntokenizer = "o200k"\n');
+  const set = await parseConfig('[chat.compaction]\ntokenizer = "o200k"\n');
   assert.equal(set.tokenizerGiven, true);
   assert.equal(measure(claude, set.options).options.tokenizer, "o200k");
 });

@@ -101,7 +101,7 @@ test("errors are Error objects with a stable code, and the instance keeps workin
   assert.equal(compactSync(sample).messages.length, 2, "still works after 1,000 errors");
 });
 
-test("estimateTokens, shouldCompact and parseConfig", () => {
+test("estimateTokens, shouldCompact and parseConfig", async () => {
   assert.equal(estimateTokens(""), 0);
   const t = estimateTokens(sample);
   assert.ok(t > 5000 && t < 12000, `sample estimate ${t}`);
@@ -110,11 +110,11 @@ test("estimateTokens, shouldCompact and parseConfig", () => {
   assert.equal(shouldCompact(sample, { contextWindow: 8000 }), true);
   const moltis = [{ role: "user", content: "hi" }, { role: "assistant", content: "final reply", requestInputTokens: 94, created_at: 1 }];
   assert.equal(shouldCompact(moltis, { contextWindow: 100 }, "ping"), true);
-  const c = parseConfig('[chat.compaction]\nmode = "llm-replace"\ntail_budget_ratio = 0.9\n');
+  const c = await parseConfig('[chat.compaction]\nmode = "llm-replace"\ntail_budget_ratio = 0.9\n');
   assert.equal(c.options.mode, "llm_replace");
   assert.equal(c.options.tailBudgetRatio, 0.8);
   assert.match(c.warnings[0].message, /using 0\.8 \(line 3, column 21\)/);
-  assert.throws(() => parseConfig("[chat.compaction]\nprotect_head = \"three\"\n"), (e) => e.code === "INVALID_CONFIG" && /line 2, column 16/.test(e.message));
+  await assert.rejects(parseConfig("[chat.compaction]\nprotect_head = \"three\"\n"), (e) => e.code === "INVALID_CONFIG" && /line 2, column 16/.test(e.message));
 });
 
 test("synthesized ids: derived by default, random with randomIds", () => {

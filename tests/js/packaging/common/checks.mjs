@@ -149,7 +149,7 @@ export async function runChecks(api, sample) {
   assert(estimateTokens("") === 0, "estimateTokens('') === 0");
   assert(shouldCompact(sample, { contextWindow: 8000 }) === true, "shouldCompact at 8000 is true");
   assert(shouldCompact(sample, { contextWindow: 200000 }) === false, "shouldCompact at 200000 is false");
-  const config = parseConfig('[chat.compaction]\nmode = "recency-preserving"\n');
+  const config = await parseConfig('[chat.compaction]\nmode = "recency-preserving"\n');
   assert(config.options.mode === "recency_preserving", "parseConfig reads the mode");
 
   summary.tokens = tokens;

@@ -102,7 +102,7 @@ const resultJson: string = compactJsonString(JSON.stringify(history), { mode: "r
 console.log(resultJson.length);
 const tokens: number = estimateTokens(history) + estimateTokens("some text", { tokenizer: "cl100k" }) + estimateTokens(request);
 const due: boolean = shouldCompact(history, { contextWindow: 8000 }, "pending text");
-const config = parseConfig('[chat.compaction]\nmode = "deterministic"\n');
+const config = await parseConfig('[chat.compaction]\nmode = "deterministic"\n');
 const protectHead: number = config.options.protectHead;
 // The table's options go on as they are (without context_window, the model's window applies).
 compactSync(history, config.options);

@@ -1,16 +1,16 @@
-//! A compact binary encoding of a JSON value, used to hand JS objects to the
-//! core without `JSON.stringify` (the package's JS layer writes it; see
-//! `pkg-templates/api.js`).
+//! A compact binary encoding of a JSON value, the one form every input takes
+//! before the adapters read it: the package's JS layer writes it from the
+//! caller's objects (`pkg-templates/api.js`), [`super::parse`] from JSON text.
 //!
 //! Two buffers: `words` (u32) hold the structure, `bytes` the UTF-8 text of
-//! every string. A node is one tag word plus payload:
+//! every string and number. A node is one tag word plus payload:
 //!
 //! | tag | node | payload words |
 //! |---|---|---|
 //! | 0 | null | — |
 //! | 1 | false | — |
 //! | 2 | true | — |
-//! | 3 | number | the f64's bits, low word first |
+//! | 3 | number | its JSON text: byte offset (from the segment's base), byte length |
 //! | 4 | string | byte offset (from the segment's base), byte length |
 //! | 5 | array | count, span (words of the items), then `count` nodes |
 //! | 6 | object | count, span, then `count` × (key offset, key length, value node) |
@@ -21,24 +21,23 @@
 //! Nothing in a node names an absolute position but a segment's base, so the
 //! words and bytes of a message written once can be copied into the next call's
 //! tape as they are (the JS layer caches each message's segment).
-//! [`Tape::open`] checks the whole structure once; after that every node can be
-//! read in place ([`crate::json::Node`]) without building `serde_json` values.
+//! [`Tape::open`] checks a tape it did not make once; after that every node
+//! can be read in place ([`crate::json::Node`]) without building values.
 
-use serde_json::{Map, Number, Value};
-
+use super::{number, Kind, Node, Value};
 use crate::error::{Error, Result};
-use crate::json::{Kind, Node};
 
-/// How deep arrays and objects may nest (the same limit as `serde_json`'s parser).
+/// How deep arrays and objects may nest (as deep as `JSON.stringify` goes
+/// before a cycle shows, far deeper than any message).
 pub(crate) const MAX_DEPTH: usize = 128;
 
 /// A checked value tape.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Tape<'a> {
     words: &'a [u32],
-    /// The bytes, checked as UTF-8 once: the JS layer writes nothing but the
-    /// strings' UTF-8 there, so a string is a slice on character boundaries
-    /// (an O(1) check) instead of a UTF-8 check of its own on every read.
+    /// The bytes, checked as UTF-8 once: nothing but the strings' and numbers'
+    /// UTF-8 is there, so a string is a slice on character boundaries (an O(1)
+    /// check) instead of a UTF-8 check of its own on every read.
     text: &'a str,
 }
 
@@ -63,6 +62,11 @@ impl<'a> Tape<'a> {
             return Err(malformed("trailing words"));
         }
         Ok(tape)
+    }
+
+    /// A tape [`super::parse`] wrote: well formed by construction.
+    pub(crate) fn trusted(words: &'a [u32], text: &'a str) -> Tape<'a> {
+        Tape { words, text }
     }
 
     /// The root node.
@@ -91,10 +95,9 @@ impl<'a> Tape<'a> {
     }
 
     /// Checks that the string at `at` lies in the bytes on character boundaries.
-    fn check_string(&self, at: usize, base: usize) -> Result<()> {
+    fn check_string(&self, at: usize, base: usize) -> Result<&'a str> {
         self.word(at + 1)?;
         self.text(at, base)
-            .map(|_| ())
             .ok_or_else(|| malformed("string out of range or not on character boundaries"))
     }
 
@@ -102,8 +105,11 @@ impl<'a> Tape<'a> {
     fn check(&self, at: usize, depth: usize, base: usize) -> Result<usize> {
         match self.word(at)? {
             0..=2 | 8 | 9 => Ok(at + 1),
-            3 => self.word(at + 2).map(|_| at + 3),
-            4 => self.check_string(at + 1, base).map(|()| at + 3),
+            3 => match number::is_number(self.check_string(at + 1, base)?) {
+                true => Ok(at + 3),
+                false => Err(malformed("a number that is not JSON's")),
+            },
+            4 => self.check_string(at + 1, base).map(|_| at + 3),
             7 => {
                 let base = self.word(at + 1)?;
                 if base > self.text.len() {
@@ -182,16 +188,6 @@ impl<'a> Tape<'a> {
     }
 }
 
-/// A JSON number for `n` (integers stay integers; NaN and infinities become
-/// null, as `JSON.stringify` writes them).
-fn number(n: f64) -> Value {
-    if n.fract() == 0.0 && n.abs() < 9.007_199_254_740_992e15 {
-        Value::Number(Number::from(n as i64))
-    } else {
-        Number::from_f64(n).map_or(Value::Null, Value::Number)
-    }
-}
-
 impl<'a> TapeNode<'a> {
     fn tag(self) -> u32 {
         self.tape.words.get(self.at).copied().unwrap_or(0)
@@ -205,10 +201,10 @@ impl<'a> TapeNode<'a> {
         self.tape.node(at, self.base)
     }
 
-    fn number(self) -> Option<f64> {
-        let words = self.tape.words;
-        let (lo, hi) = (*words.get(self.at + 1)?, *words.get(self.at + 2)?);
-        Some(f64::from_bits(u64::from(hi) << 32 | u64::from(lo)))
+    /// Where the node starts in its tape's words (the JSON text's parser notes
+    /// where some nodes lie in the text by it).
+    pub(crate) fn position(self) -> usize {
+        self.at
     }
 }
 
@@ -238,20 +234,18 @@ impl<'a> Node<'a> for TapeNode<'a> {
             .flatten()
     }
 
+    fn number_text(self) -> Option<&'a str> {
+        (self.tag() == 3)
+            .then(|| self.tape.text(self.at + 1, self.base))
+            .flatten()
+    }
+
     fn as_bool(self) -> Option<bool> {
         match self.tag() {
             1 => Some(false),
             2 => Some(true),
             _ => None,
         }
-    }
-
-    fn as_u64(self) -> Option<u64> {
-        if self.tag() != 3 {
-            return None;
-        }
-        let n = self.number()?;
-        (n >= 0.0 && n.fract() == 0.0 && n < 1.8e19).then_some(n as u64)
     }
 
     fn get(self, key: &str) -> Option<Self> {
@@ -278,58 +272,40 @@ impl<'a> Node<'a> for TapeNode<'a> {
         })
     }
 
+    fn members(self) -> impl Iterator<Item = (&'a str, Self)> + 'a {
+        let count = if self.tag() == 6 { self.count() } else { 0 };
+        let mut pos = self.at + 3;
+        (0..count).map(move |_| {
+            let key = self.tape.text(pos, self.base).unwrap_or("");
+            let value = self.node(pos + 2);
+            pos = self.tape.next(pos + 2);
+            (key, value)
+        })
+    }
+
     /// Approximate (escapes not counted): sizing needs no exact figure, and this
-    /// avoids building values for large opaque parts such as base64 audio.
+    /// builds no value for large opaque parts such as base64 audio.
     fn json_len(self) -> usize {
         match self.tag() {
             0 | 2 => 4,
             1 => 5,
-            3 => 8,
-            4 => self.tape.words.get(self.at + 2).map_or(0, |l| *l as usize) + 2,
+            3 | 4 => {
+                let len = self.tape.words.get(self.at + 2).map_or(0, |l| *l as usize);
+                len + 2 * usize::from(self.tag() == 4)
+            }
             5 => 2 + self.items().map(|i| i.json_len() + 1).sum::<usize>(),
             6 => {
-                let mut pos = self.at + 3;
-                let mut len = 2;
-                for _ in 0..self.count() {
-                    len += self.tape.words.get(pos + 1).map_or(0, |l| *l as usize) + 4;
-                    len += self.node(pos + 2).json_len();
-                    pos = self.tape.next(pos + 2);
-                }
-                len
+                2 + self
+                    .members()
+                    .map(|(k, v)| k.len() + 4 + v.json_len())
+                    .sum::<usize>()
             }
             _ => 0,
         }
     }
-
-    fn to_value(self) -> Value {
-        match self.tag() {
-            1 => Value::Bool(false),
-            2 => Value::Bool(true),
-            3 => self.number().map_or(Value::Null, number),
-            4 => self
-                .as_str()
-                .map_or(Value::Null, |s| Value::String(s.to_string())),
-            5 => Value::Array(self.items().map(Node::to_value).collect()),
-            6 => {
-                let mut map = Map::with_capacity(self.count());
-                let mut pos = self.at + 3;
-                for _ in 0..self.count() {
-                    let key = self
-                        .tape
-                        .text(pos, self.base)
-                        .unwrap_or_default()
-                        .to_string();
-                    map.insert(key, self.node(pos + 2).to_value());
-                    pos = self.tape.next(pos + 2);
-                }
-                Value::Object(map)
-            }
-            _ => Value::Null,
-        }
-    }
 }
 
-/// Decodes a tape into a `serde_json` value.
+/// Decodes a tape into a value.
 #[cfg(test)]
 pub(crate) fn decode(words: &[u32], bytes: &[u8]) -> Result<Value> {
     Ok(Tape::open(words, bytes)?.root().to_value())
@@ -340,7 +316,7 @@ pub(crate) fn decode(words: &[u32], bytes: &[u8]) -> Result<Value> {
 pub(crate) struct OwnedTape {
     /// Structure words.
     pub words: Vec<u32>,
-    /// UTF-8 text of the strings.
+    /// UTF-8 text of the strings and numbers.
     pub bytes: Vec<u8>,
 }
 
@@ -350,29 +326,37 @@ impl OwnedTape {
         self.bytes.extend_from_slice(s.as_bytes());
     }
 
-    fn container(&mut self, tag: u32, count: usize, children: impl FnOnce(&mut Self)) {
+    /// Writes an array or object node: `children` writes its items.
+    pub(crate) fn container(&mut self, tag: u32, count: usize, children: impl FnOnce(&mut Self)) {
         self.words.extend([tag, count as u32, 0]);
         let span_at = self.words.len() - 1;
         children(self);
         self.words[span_at] = (self.words.len() - span_at - 1) as u32;
     }
 
+    /// Writes a scalar node (`tag` 0 to 4; `text`: a number's or string's).
+    pub(crate) fn scalar(&mut self, tag: u32, text: &str) {
+        self.words.push(tag);
+        if tag >= 3 {
+            self.string(text);
+        }
+    }
+
+    /// Writes an object key.
+    pub(crate) fn key(&mut self, key: &str) {
+        self.string(key);
+    }
+
     fn value(&mut self, v: &Value) {
         match v {
-            Value::Null => self.words.push(0),
-            Value::Bool(b) => self.words.push(1 + u32::from(*b)),
-            Value::Number(n) => {
-                let bits = n.as_f64().unwrap_or(0.0).to_bits();
-                self.words.extend([3, bits as u32, (bits >> 32) as u32]);
-            }
-            Value::String(s) => {
-                self.words.push(4);
-                self.string(s);
-            }
+            Value::Null => self.scalar(0, ""),
+            Value::Bool(b) => self.scalar(1 + u32::from(*b), ""),
+            Value::Number(n) => self.scalar(3, n),
+            Value::String(s) => self.scalar(4, s),
             Value::Array(a) => self.container(5, a.len(), |t| a.iter().for_each(|x| t.value(x))),
             Value::Object(o) => self.container(6, o.len(), |t| {
-                for (k, x) in o {
-                    t.string(k);
+                for (k, x) in o.iter() {
+                    t.key(k);
                     t.value(x);
                 }
             }),
@@ -392,23 +376,54 @@ pub(crate) fn encode(v: &Value) -> OwnedTape {
     t
 }
 
+/// Compacts the history at `root` offline (tests of the readers).
+#[cfg(test)]
+pub(crate) fn compact_root(
+    root: TapeNode<'_>,
+    config: &crate::options::ParsedOptions,
+    memo: &crate::memo::Memo<'_>,
+) -> Result<crate::engine::IndexedCompaction> {
+    use crate::tokens::{Capped, Estimator};
+    let counter = &Capped(&Estimator(config.options.tokenizer));
+    crate::engine::Opened::read(root, config, counter, memo)?.compact(counter)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::json::serde::{tape_of, to_serde};
     use serde_json::json;
+
+    fn decode_serde(words: &[u32], bytes: &[u8]) -> Result<serde_json::Value> {
+        decode(words, bytes).map(|v| to_serde(&v))
+    }
 
     #[test]
     fn round_trips_json() {
         let v = json!([{"role": "user", "content": "héllo 😀", "n": 3, "f": 1.5, "ok": true, "x": null, "a": [1, [2, {}]]}]);
-        let t = encode(&v);
-        assert_eq!(decode(&t.words, &t.bytes).unwrap(), v);
+        let t = tape_of(&v);
+        assert_eq!(decode_serde(&t.words, &t.bytes).unwrap(), v);
+        // and back through the owned value's own writer
+        let again = encode(&decode(&t.words, &t.bytes).unwrap());
+        assert_eq!(again, t);
+    }
+
+    #[test]
+    fn numbers_are_their_text() {
+        // [3, 1712345678.123456] as the JS layer writes them
+        let t = Tape::open(&[5, 2, 6, 3, 0, 1, 3, 1, 17], b"31712345678.123456").unwrap();
+        let items: Vec<_> = t.root().items().collect();
+        assert_eq!(items[0].as_u64(), Some(3));
+        assert_eq!(items[1].number_text(), Some("1712345678.123456"));
+        assert_eq!(t.root().to_json(), "[3,1712345678.123456]");
+        assert!(Tape::open(&[3, 0, 3], b"1.e").is_err(), "not JSON's number");
     }
 
     #[test]
     fn segments_read_their_strings_from_their_base() {
         // ["ab", {"k": "cd"}] with the object in a segment based at byte 2.
         let words = [5, 2, 13, 4, 0, 2, 7, 2, 6, 1, 5, 0, 1, 4, 1, 2];
-        let v = decode(&words[..], b"abkcd").unwrap();
+        let v = decode_serde(&words[..], b"abkcd").unwrap();
         assert_eq!(v, json!(["ab", {"k": "cd"}]));
         assert!(decode(&[7, 9, 0], b"abc").is_err(), "base beyond the bytes");
         assert!(
@@ -424,7 +439,7 @@ mod tests {
     #[test]
     fn json_len_is_close_to_the_real_length() {
         let v = json!({"type": "input_audio", "input_audio": {"data": "QUJD".repeat(1000), "format": "wav"}, "n": [1, 2, null, true]});
-        let t = encode(&v);
+        let t = tape_of(&v);
         let exact = v.to_string().len() as f64;
         let approx = t.open().unwrap().root().json_len() as f64;
         assert!((approx / exact - 1.0).abs() < 0.05, "{approx} vs {exact}");
@@ -434,7 +449,7 @@ mod tests {
     fn stubs_and_earlier_messages_are_one_word_read_as_null() {
         for tag in [8, 9] {
             assert_eq!(
-                decode(&[5, 2, 2, tag, 0], &[]).unwrap(),
+                decode_serde(&[5, 2, 2, tag, 0], &[]).unwrap(),
                 json!([null, null])
             );
         }
@@ -465,14 +480,16 @@ mod tests {
 }
 
 /// Whatever a tape holds, reading it never panics (a panic would kill the wasm
-/// instance), and a well-formed tape reads back as the value it encodes.
+/// instance); a well-formed tape reads back as the value it encodes; and a
+/// history planned from the JS layer's tape and from its JSON text plans alike.
 #[cfg(test)]
 mod proptests {
-    use super::{encode, Tape};
+    use super::{compact_root, Tape};
+    use crate::json::parse::parse_str;
+    use crate::json::serde::{tape_of, to_serde};
     use crate::json::Node;
     use crate::memo::Memo;
     use crate::options;
-    use crate::tokens::Estimator;
     use proptest::prelude::*;
     use serde_json::json;
 
@@ -487,19 +504,20 @@ mod proptests {
             if let Ok(tape) = Tape::open(&words, &bytes) {
                 let root = tape.root();
                 let _ = root.to_value();
+                let _ = root.to_json();
                 let _ = root.json_len();
                 let _ = root.get("messages");
                 let _ = root.items().count();
                 let config = options::from_json(&json!({"mode": "recency_preserving"})).unwrap();
-                let _ = crate::compact_planned(root, &config, &Estimator::default(), &Memo::default());
+                let _ = compact_root(root, &config, &Memo::default());
             }
         }
 
-        /// Tapes of valid histories reach the modes, and plan exactly as the
-        /// same history read as `serde_json` values does.
+        /// Valid histories reach the modes, and the tape the JS layer writes
+        /// from the objects plans exactly as the tape read from the JSON text.
         #[test]
-        fn valid_histories_plan_the_same_from_a_tape(
-            turns in prop::collection::vec((any::<bool>(), "[a-z ]{0,300}", 0usize..3), 2..40),
+        fn valid_histories_plan_the_same_from_objects_and_text(
+            turns in prop::collection::vec((any::<bool>(), "[a-z \"\\\\\n]{0,300}", 0usize..3), 2..40),
             mode in prop::sample::select(vec!["deterministic", "recency_preserving"]),
             window in 200u64..4000,
         ) {
@@ -525,22 +543,24 @@ mod proptests {
             }
             let history = serde_json::Value::Array(messages);
             let config = options::from_json(&json!({"mode": mode, "contextWindow": window, "protectTailMin": 2})).unwrap();
-            let counter = Estimator::default();
-            let tape = encode(&history);
             let memo = Memo::default();
-            let from_tape = crate::compact_planned(tape.open().unwrap().root(), &config, &counter, &memo);
-            let from_value = crate::compact_planned(&history, &config, &counter, &memo);
-            if let Err(e) = &from_value {
+            let objects = tape_of(&history);
+            let from_objects = compact_root(objects.open().unwrap().root(), &config, &memo);
+            let text = parse_str(&serde_json::to_string_pretty(&history).unwrap()).unwrap();
+            let from_text = compact_root(text.tape().root(), &config, &memo);
+            if let Err(e) = &from_text {
                 prop_assert_eq!(e.kind(), crate::ErrorKind::TooSmallToCompact, "{}", e);
             }
-            prop_assert_eq!(from_tape, from_value);
+            prop_assert_eq!(from_objects, from_text);
         }
 
         #[test]
         fn well_formed_tapes_read_back(text in "\\PC{0,40}", n in any::<i32>(), b in any::<bool>()) {
             let v = json!([{"role": "user", "content": text, "n": n, "b": b, "nested": [null, {"k": [1.5]}]}]);
-            let tape = encode(&v);
-            prop_assert_eq!(tape.open().unwrap().root().to_value(), v);
+            let tape = tape_of(&v);
+            prop_assert_eq!(to_serde(&tape.open().unwrap().root().to_value()), v.clone());
+            let parsed = parse_str(&v.to_string()).unwrap();
+            prop_assert_eq!(to_serde(&parsed.tape().root().to_value()), v);
         }
     }
 }
