@@ -1055,7 +1055,7 @@ function resultOf({ plan, notice, summary, warnings }, history, source, key, jso
  * caller's own objects; `history` is never mutated.
  */
 export function compactSync(history, options) {
-  const { result, messages, key } = call(raw.compactTape, history, options);
+  const { result, messages, key } = call(raw.compactStepTape, history, options, [""]);
   return resultOf(result, history, messages.slice(), key);
 }
 

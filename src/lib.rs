@@ -31,6 +31,7 @@
 // Foundations.
 mod error;
 mod json;
+mod names;
 mod text;
 // Counting and reading.
 mod formats;

@@ -8,6 +8,7 @@ use std::cell::OnceCell;
 
 use crate::json::Value;
 
+use crate::names::{pair, unpair, Names};
 use crate::plan::{PLACEHOLDER, STUB_TEXT};
 use crate::tokens::Image;
 
@@ -340,7 +341,7 @@ pub(crate) fn link_results(views: &mut [Message<'_>], from: usize) {
         .iter()
         .rposition(starts_turn)
         .unwrap_or(0);
-    let mut ids: std::collections::HashMap<String, (usize, usize)> = Default::default();
+    let mut ids = Names::new();
     for (i, m) in views.iter_mut().enumerate().skip(start) {
         if m.inline_results {
             for r in &mut m.results {
@@ -353,14 +354,14 @@ pub(crate) fn link_results(views: &mut [Message<'_>], from: usize) {
             }
             for (k, c) in m.calls.iter().enumerate() {
                 if !m.results.iter().any(|r| r.id == c.id) {
-                    ids.entry(c.id.to_string()).or_insert((i, k));
+                    ids.insert(&c.id, pair(i, k));
                 }
             }
             continue;
         }
         if m.has_results() || m.role == Role::Notice {
             for r in &mut m.results {
-                r.call = ids.get(r.id.as_ref()).copied();
+                r.call = ids.get(&r.id).map(unpair);
             }
             continue;
         }
@@ -370,7 +371,7 @@ pub(crate) fn link_results(views: &mut [Message<'_>], from: usize) {
         if m.role == Role::Assistant {
             for (k, c) in m.calls.iter().enumerate() {
                 // the first of duplicate ids wins
-                ids.entry(c.id.to_string()).or_insert((i, k));
+                ids.insert(&c.id, pair(i, k));
             }
         }
     }

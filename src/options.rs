@@ -2,11 +2,11 @@
 //! (`[chat.compaction]` of a moltis.toml, or a bare table) or from a JSON object
 //! (camelCase or snake_case keys).
 
-use std::collections::HashMap;
-
 use crate::error::{Error, Result};
 use crate::formats::{Format, FORMATS};
 use crate::json::{number, Kind, Node, WriteJson, Writer};
+use crate::names::Names;
+use crate::text::Quoted;
 use crate::tokens::Profile;
 
 mod config;
@@ -449,7 +449,8 @@ fn validate(entries: Vec<Entry>) -> Result<ParsedOptions> {
                 let name = e.string()?;
                 o.mode = Mode::from_name(name).ok_or_else(|| {
                     Error::config(format!(
-                        "mode: unknown mode {name:?}{}; expected one of \"deterministic\", \"recency_preserving\", \"structured\", \"llm_replace\"",
+                        "mode: unknown mode {}{}; expected one of \"deterministic\", \"recency_preserving\", \"structured\", \"llm_replace\"",
+                        Quoted(name),
                         e.here()
                     ))
                 })?;
@@ -546,7 +547,7 @@ fn validate(entries: Vec<Entry>) -> Result<ParsedOptions> {
                             e.name,
                             PIN_ROLES.join(", "),
                             match other {
-                                Given::Str(r) => format!("{r:?}"),
+                                Given::Str(r) => Quoted(r).to_string(),
                                 _ => other.type_name().to_string(),
                             },
                             e.here()
@@ -571,9 +572,10 @@ fn validate(entries: Vec<Entry>) -> Result<ParsedOptions> {
                     "auto" => None,
                     _ => Some(Format::from_name(name).ok_or_else(|| {
                         let names: Vec<String> =
-                            FORMATS.iter().map(|(n, _)| format!("{n:?}")).collect();
+                            FORMATS.iter().map(|(n, _)| format!("\"{n}\"")).collect();
                         Error::config(format!(
-                            "format: unknown format {name:?}{}; expected \"auto\" or one of {}",
+                            "format: unknown format {}{}; expected \"auto\" or one of {}",
+                            Quoted(name),
                             e.here(),
                             names.join(", ")
                         ))
@@ -587,7 +589,8 @@ fn validate(entries: Vec<Entry>) -> Result<ParsedOptions> {
                     "merge" => Some(Alternation::Merge),
                     other => {
                         return Err(Error::config(format!(
-                            "alternation: unknown value {other:?}{}; expected \"keep\", \"merge\" or \"auto\"",
+                            "alternation: unknown value {}{}; expected \"keep\", \"merge\" or \"auto\"",
+                            Quoted(other),
                             e.here()
                         )))
                     }
@@ -598,7 +601,8 @@ fn validate(entries: Vec<Entry>) -> Result<ParsedOptions> {
                 tokenizer_given = true;
                 o.tokenizer = Profile::from_name(name).ok_or_else(|| {
                     Error::config(format!(
-                        "tokenizer: unknown tokenizer {name:?}{}; expected \"o200k\", \"cl100k\" or \"claude\"",
+                        "tokenizer: unknown tokenizer {}{}; expected \"o200k\", \"cl100k\" or \"claude\"",
+                        Quoted(name),
                         e.here()
                     ))
                 })?;
@@ -607,8 +611,8 @@ fn validate(entries: Vec<Entry>) -> Result<ParsedOptions> {
             k if JS_ONLY_KEYS.contains(&k) && e.location.is_some() => warnings.push(Warning {
                 code: "UNKNOWN_OPTION",
                 message: format!(
-                    "{:?}{} ignored: a function, signal or timeout is passed to the JS call (summarize, countTokens, signal, timeoutMs), never read from a config file",
-                    e.name,
+                    "{}{} ignored: a function, signal or timeout is passed to the JS call (summarize, countTokens, signal, timeoutMs), never read from a config file",
+                    Quoted(&e.name),
                     e.here()
                 ),
             }),
@@ -616,14 +620,14 @@ fn validate(entries: Vec<Entry>) -> Result<ParsedOptions> {
             _ => {
                 if o.strict {
                     return Err(Error::config(format!(
-                        "unknown option {:?}{}: strict mode rejects unknown options; check the spelling or remove it",
-                        e.name,
+                        "unknown option {}{}: strict mode rejects unknown options; check the spelling or remove it",
+                        Quoted(&e.name),
                         e.here()
                     )));
                 }
                 warnings.push(Warning {
                     code: "UNKNOWN_OPTION",
-                    message: format!("unknown option {:?}{} ignored", e.name, e.here()),
+                    message: format!("unknown option {}{} ignored", Quoted(&e.name), e.here()),
                 });
             }
         }
@@ -684,10 +688,11 @@ pub fn from_json(value: &serde_json::Value) -> Result<ParsedOptions> {
 /// `contextWindow` and `context_window` are one option: two different values
 /// are a mistake, in JSON and in TOML alike.
 fn one_value_each(entries: &[Entry]) -> Result<()> {
-    // A map, not a loop over the others: a config may hold thousands of keys.
-    let mut seen: HashMap<&str, &Entry> = HashMap::new();
-    for e in entries {
-        if let Some(first) = seen.insert(&e.key, e) {
+    // A table, not a loop over the others: a config may hold thousands of keys.
+    let mut seen = Names::new();
+    for (k, e) in entries.iter().enumerate() {
+        if !seen.insert(&e.key, k as u64) {
+            let first = &entries[seen.get(&e.key).unwrap_or(0) as usize];
             if first.value != e.value {
                 return Err(Error::config(format!(
                     "{} and {}{} are the same option, given two different values; keep one",

@@ -205,6 +205,19 @@ pub(crate) fn mentions_pending_work(text: &str) -> bool {
     })
 }
 
+/// Text in double quotes, escaped as JSON escapes it: what error messages
+/// quote (not `{:?}`, whose escaping brings core's Unicode tables into the
+/// `.wasm`).
+pub(crate) struct Quoted<'a>(pub(crate) &'a str);
+
+impl std::fmt::Display for Quoted<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut w = crate::json::Writer::default();
+        w.string(self.0);
+        f.write_str(&w.finish())
+    }
+}
+
 /// Joins at most `max` items with ", " and says how many more there were.
 pub(crate) fn list(items: impl IntoIterator<Item = impl AsRef<str>>, max: usize) -> String {
     let mut out = String::new();

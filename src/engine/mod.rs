@@ -427,7 +427,7 @@ pub(crate) fn offline_only(config: &ParsedOptions) -> Result<()> {
         return Err(Error::new(
             ErrorKind::SummarizerRequired,
             format!(
-                "mode {:?} writes its summary with an LLM, so it needs a summarizer and cannot run synchronously: in JS use `await compact(history, {{ mode: {:?}, summarize }})`; in Rust use compact_with_summarizer",
+                "mode \"{}\" writes its summary with an LLM, so it needs a summarizer and cannot run synchronously: in JS use `await compact(history, {{ mode: \"{}\", summarize }})`; in Rust use compact_with_summarizer",
                 mode.key(),
                 mode.key()
             ),
@@ -453,7 +453,8 @@ pub(crate) fn check_seam<'a, N: Node<'a>>(
         Some((i, id)) => Err(Error::new(
             ErrorKind::StaleHistory,
             format!(
-                "messages[{i}] answers tool call {id:?}, which the compacted history no longer holds: the tools of a call that was compacted away finished while the summary was written; compact the current history again"
+                "messages[{i}] answers tool call {}, which the compacted history no longer holds: the tools of a call that was compacted away finished while the summary was written; compact the current history again",
+                words::Quoted(id)
             ),
         )),
     }

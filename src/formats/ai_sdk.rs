@@ -4,7 +4,6 @@
 //! `toolCallId`.
 
 use std::borrow::Cow;
-use std::collections::HashSet;
 
 use crate::json::{Map, Value};
 
@@ -14,6 +13,7 @@ use super::{
 use crate::error::{Error, Result};
 use crate::json::{Kind, Node};
 use crate::message::{Args, Call, Message, Role, ToolOutput};
+use crate::names::Names;
 use crate::plan::{Edit, Stub, STUB_TEXT};
 
 const ROLES: &[(&str, Role)] = &[
@@ -32,7 +32,7 @@ pub(super) fn read<'a, N: Node<'a>>(obj: N, i: usize) -> Result<Message<'a>> {
     match content.map(Node::kind) {
         Some(Kind::String) => msg.texts.extend(content.and_then(Node::as_str)),
         Some(Kind::Array) => {
-            let mut seen = HashSet::new();
+            let mut seen = Names::new();
             for (k, part) in content.into_iter().flat_map(Node::items).enumerate() {
                 read_part(part, role, &mut msg, &mut seen, i, k)?;
             }
@@ -55,7 +55,7 @@ fn read_part<'a, N: Node<'a>>(
     part: N,
     role: Role,
     msg: &mut Message<'a>,
-    seen: &mut HashSet<&'a str>,
+    seen: &mut Names,
     i: usize,
     k: usize,
 ) -> Result<()> {

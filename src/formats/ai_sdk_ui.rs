@@ -7,7 +7,6 @@
 //! stub result in its own part.
 
 use std::borrow::Cow;
-use std::collections::HashSet;
 
 use crate::json::{Map, Value};
 
@@ -15,6 +14,7 @@ use super::{array_at, expect_object, json_text, nth_part, req_str, role_named, u
 use crate::error::Result;
 use crate::json::Node;
 use crate::message::{Args, Call, Message, Role, ToolOutput};
+use crate::names::Names;
 use crate::plan::{Edit, STUB_TEXT};
 
 /// The tool name of a tool part, if `part` is one.
@@ -35,7 +35,7 @@ pub(super) fn read<'a, N: Node<'a>>(obj: N, i: usize) -> Result<Message<'a>> {
     ];
     let mut msg = Message::new(role_named(req_str(obj, "role", &path)?, i, &roles)?);
     msg.inline_results = true;
-    let mut seen = HashSet::new();
+    let mut seen = Names::new();
     for (k, part) in array_at(obj, "parts", i, "parts")?.enumerate() {
         let path = || format!("messages[{i}].parts[{k}]");
         expect_object(part, &path, "a part")?;

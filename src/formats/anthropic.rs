@@ -2,7 +2,6 @@
 //! messages, `tool_result` blocks in the user message that follows.
 
 use std::borrow::Cow;
-use std::collections::HashSet;
 
 use crate::json::{Map, Value};
 
@@ -10,6 +9,7 @@ use super::{expect_object, not_content, req_str, role_named, unique_call};
 use crate::error::{Error, Result};
 use crate::json::{Kind, Node};
 use crate::message::{Args, Call, Message, Role, ToolOutput};
+use crate::names::Names;
 use crate::plan::{Edit, Stub, STUB_TEXT};
 
 /// Reads one Anthropic message.
@@ -29,7 +29,7 @@ pub(super) fn read<'a, N: Node<'a>>(obj: N, i: usize) -> Result<Message<'a>> {
     match content.map(Node::kind) {
         Some(Kind::String) => msg.texts.extend(content.and_then(Node::as_str)),
         Some(Kind::Array) => {
-            let mut seen = HashSet::new();
+            let mut seen = Names::new();
             let mut other_before = false;
             for (k, block) in content.into_iter().flat_map(Node::items).enumerate() {
                 let results = msg.results.len();
@@ -59,7 +59,7 @@ fn read_block<'a, N: Node<'a>>(
     block: N,
     role: Role,
     msg: &mut Message<'a>,
-    seen: &mut HashSet<&'a str>,
+    seen: &mut Names,
     i: usize,
     k: usize,
 ) -> Result<()> {

@@ -6,7 +6,6 @@
 //! by name and order (`name#k` stands for the k-th call of `name` in a turn).
 
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
 
 use crate::json::{Map, Value};
 
@@ -16,20 +15,16 @@ use super::{
 use crate::error::{Error, Result};
 use crate::json::Node;
 use crate::message::{Args, Call, Message, Role, ToolOutput};
+use crate::names::Names;
 use crate::plan::{Edit, Stub, STUB_TEXT};
 
 /// The id of a call or response: its `id`, else `name#k` for the k-th of that
 /// name in its turn.
-fn id_of<'a, N: Node<'a>>(
-    body: N,
-    name: &'a str,
-    counts: &mut HashMap<&'a str, usize>,
-) -> Cow<'a, str> {
-    let k = counts.entry(name).or_insert(0);
-    *k += 1;
+fn id_of<'a, N: Node<'a>>(body: N, name: &'a str, counts: &mut Names) -> Cow<'a, str> {
+    let k = counts.count(name);
     match body.get("id").and_then(Node::as_str) {
         Some(id) => Cow::Borrowed(id),
-        None => Cow::Owned(format!("{name}#{}", *k - 1)),
+        None => Cow::Owned(format!("{name}#{k}")),
     }
 }
 
@@ -46,8 +41,8 @@ pub(super) fn read<'a, N: Node<'a>>(obj: N, i: usize) -> Result<Message<'a>> {
     ];
     let role = role_named(opt_str(obj, "role", &path)?.unwrap_or("user"), i, &roles)?;
     let mut msg = Message::new(role);
-    let (mut calls, mut responses) = (HashMap::new(), HashMap::new());
-    let mut seen = HashSet::new();
+    let (mut calls, mut responses) = (Names::new(), Names::new());
+    let mut seen = Names::new();
     for (k, part) in array_at(obj, "parts", i, "parts")?.enumerate() {
         let path = || format!("messages[{i}].parts[{k}]");
         expect_object(part, &path, "a part")?;
@@ -193,12 +188,11 @@ pub(super) fn link_ids(views: &mut [Message<'_>]) {
         };
         let (before, rest) = views.split_at_mut(i);
         let calls = &before[t].calls;
-        let mut counts: HashMap<&str, usize> = HashMap::new();
+        let mut counts = Names::new();
         for r in &mut rest[0].results {
             let Some(name) = r.name else { continue };
-            let nth = counts.entry(name).or_insert(0);
-            let call = calls.iter().filter(|c| c.name == name).nth(*nth);
-            *nth += 1;
+            let nth = counts.count(name) as usize;
+            let call = calls.iter().filter(|c| c.name == name).nth(nth);
             if let Some(c) = call.filter(|c| c.id != r.id) {
                 if made_up(&c.id, name) || made_up(&r.id, name) {
                     r.id = c.id.clone();

@@ -12,14 +12,15 @@ mod responses;
 use crate::json::{Map, Value, WriteJson, Writer};
 
 use std::borrow::Cow;
-use std::collections::HashSet;
 use std::marker::PhantomData;
 
 use crate::error::{Error, Result};
 use crate::json::{Kind, Node};
 use crate::memo::{Known, Memo};
 use crate::message::{Message, Role};
+use crate::names::Names;
 use crate::plan::{Edit, Plan, Step, Synthetic};
+use crate::text::Quoted;
 
 /// A supported message format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -408,7 +409,7 @@ fn check_forced<'a, N: Node<'a>>(
                 return Err(Error::input(
                     format!("messages[{i}]"),
                     format!(
-                        "holds {what}, which the forced format {:?} does not have (the history reads as {:?}); leave `format` out, or force the history's own format",
+                        "holds {what}, which the forced format \"{}\" does not have (the history reads as \"{}\"); leave `format` out, or force the history's own format",
                         forced.name(),
                         detect(root, messages, evidence).name()
                     ),
@@ -925,11 +926,12 @@ pub(crate) fn role_named(name: &str, i: usize, roles: &[(&str, Role)]) -> Result
         .find(|(n, _)| *n == name)
         .map(|(_, r)| *r)
         .ok_or_else(|| {
-            let names: Vec<String> = roles.iter().map(|(n, _)| format!("{n:?}")).collect();
+            let names: Vec<String> = roles.iter().map(|(n, _)| format!("\"{n}\"")).collect();
             Error::input(
                 format!("messages[{i}].role"),
                 format!(
-                    "unknown role {name:?}; expected one of {}",
+                    "unknown role {}; expected one of {}",
+                    Quoted(name),
                     names.join(", ")
                 ),
             )
@@ -984,18 +986,21 @@ pub(crate) fn array_at<'a, N: Node<'a>>(
 
 /// Notes call `id` as made in this message; a second call with the same id is an
 /// error at `path.key` (its results could not be told apart).
-pub(crate) fn unique_call<'a>(
-    seen: &mut HashSet<&'a str>,
-    id: &'a str,
+pub(crate) fn unique_call(
+    seen: &mut Names,
+    id: &str,
     path: &dyn Fn() -> String,
     key: &str,
 ) -> Result<()> {
-    if seen.insert(id) {
+    if seen.insert(id, 0) {
         return Ok(());
     }
     Err(Error::input(
         format!("{}.{key}", path()),
-        format!("duplicate tool call id {id:?} in the same message; every call needs its own id"),
+        format!(
+            "duplicate tool call id {} in the same message; every call needs its own id",
+            Quoted(id)
+        ),
     ))
 }
 

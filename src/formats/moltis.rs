@@ -10,6 +10,7 @@ use crate::error::{Error, Result};
 use crate::json::{Kind, Node};
 use crate::message::{Message, Role, ToolOutput};
 use crate::plan::Edit;
+use crate::text::Quoted;
 
 /// Reads one Moltis message.
 pub(super) fn read<'a, N: Node<'a>>(obj: N, i: usize) -> Result<Message<'a>> {
@@ -25,7 +26,8 @@ pub(super) fn read<'a, N: Node<'a>>(obj: N, i: usize) -> Result<Message<'a>> {
         other => Err(Error::input(
             format!("{}.role", path()),
             format!(
-                "unknown role {other:?}; expected one of \"system\", \"developer\", \"notice\", \"user\", \"assistant\", \"tool\", \"tool_result\""
+                "unknown role {}; expected one of \"system\", \"developer\", \"notice\", \"user\", \"assistant\", \"tool\", \"tool_result\"",
+                Quoted(other)
             ),
         )),
     }

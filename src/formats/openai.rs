@@ -1,7 +1,6 @@
 //! OpenAI Chat Completions messages.
 
 use std::borrow::Cow;
-use std::collections::HashSet;
 
 use crate::json::{Map, Value};
 
@@ -9,6 +8,7 @@ use super::{expect_object, not_content, nth_part, opt_str, req_str, role_named, 
 use crate::error::{Error, Result};
 use crate::json::{Kind, Node};
 use crate::message::{Args, Call, Message, Role, ToolOutput};
+use crate::names::Names;
 use crate::plan::{Edit, STUB_TEXT};
 
 /// Fields where OpenAI-compatible APIs keep an assistant's reasoning.
@@ -114,7 +114,7 @@ fn read_calls<'a, N: Node<'a>>(obj: N, msg: &mut Message<'a>, i: usize) -> Resul
             }
         },
     };
-    let mut seen = HashSet::new();
+    let mut seen = Names::new();
     for (k, call) in calls.items().enumerate() {
         let path = || format!("messages[{i}].tool_calls[{k}]");
         expect_object(call, &path, "a tool call")?;

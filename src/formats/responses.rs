@@ -16,7 +16,9 @@ use super::{openai, opt_str, req_str, role_named};
 use crate::error::{Error, Result};
 use crate::json::{Kind, Node};
 use crate::message::{Args, Call, Message, Role, ToolOutput};
+use crate::names::Names;
 use crate::plan::{Edit, STUB_TEXT};
+use crate::text::Quoted;
 use crate::tokens::{image_of, Image};
 
 const ROLES: &[(&str, Role)] = &[
@@ -180,7 +182,7 @@ fn output_parts<'a, N: Node<'a>>(output: Option<N>) -> (Cow<'a, str>, Vec<Image>
 /// another continues its turn. A call id made twice in one turn is an error, as
 /// it is within one message of the other formats: its outputs could not be told apart.
 pub(super) fn link_turns<'a, N: Node<'a>>(views: &mut [Message<'a>], items: &[N]) -> Result<()> {
-    let mut turn: std::collections::HashSet<String> = Default::default();
+    let mut turn = Names::new();
     // The turn's last `item_reference`: a stored item the request only names,
     // perhaps the call an output answers, which is then nowhere to be seen.
     let mut reference = None;
@@ -205,10 +207,10 @@ pub(super) fn link_turns<'a, N: Node<'a>>(views: &mut [Message<'a>], items: &[N]
             reference = Some(i);
         }
         for c in &views[i].calls {
-            if !turn.insert(c.id.to_string()) {
+            if !turn.insert(&c.id, 0) {
                 return Err(Error::input(
                     format!("messages[{i}].call_id"),
-                    format!("call id {:?} was already made earlier in the same turn; every call needs its own id", c.id),
+                    format!("call id {} was already made earlier in the same turn; every call needs its own id", Quoted(&c.id)),
                 ));
             }
         }
@@ -221,11 +223,11 @@ pub(super) fn link_turns<'a, N: Node<'a>>(views: &mut [Message<'a>], items: &[N]
         let unknown: Vec<Cow<'a, str>> = views[i]
             .results
             .iter()
-            .filter(|r| !turn.contains(r.id.as_ref()))
+            .filter(|r| turn.get(&r.id).is_none())
             .map(|r| r.id.clone())
             .collect();
         for id in unknown {
-            turn.insert(id.to_string());
+            turn.insert(&id, 0);
             views[k].calls.push(Call {
                 id,
                 name: "",

@@ -10,6 +10,7 @@
 use std::fmt;
 
 use super::tape::{Tape, TapeNode, MAX_DEPTH};
+use crate::text::Quoted;
 
 /// A JSON text read into a tape.
 #[derive(Debug)]
@@ -195,7 +196,10 @@ impl Parser<'_> {
                 let found = (self.s.get(self.pos..))
                     .and_then(|rest| rest.chars().next())
                     .unwrap_or('\u{FFFD}');
-                format!("unexpected {found:?}: {what}")
+                format!(
+                    "unexpected {}: {what}",
+                    Quoted(found.encode_utf8(&mut [0; 4]))
+                )
             }
         };
         ParseError::new(self.pos, what)
@@ -304,7 +308,7 @@ impl Parser<'_> {
             self.pos = start;
             return Err(ParseError::new(
                 start,
-                format!("{text:?} is not a JSON number"),
+                format!("{} is not a JSON number", Quoted(text)),
             ));
         }
         self.words

@@ -6,11 +6,11 @@
 //! arrive as JSON: [`from_entries_json`]). What the entries mean is decided
 //! here, once, for both.
 
-use std::collections::HashSet;
-
 use super::{is_option, one_value_each, snake_case, validate, Given, ParsedOptions, Warning};
 use crate::error::{Error, Result};
 use crate::json::{Kind, Node};
+use crate::names::Names;
+use crate::text::Quoted;
 
 /// A value of the document.
 #[derive(Debug, Clone, PartialEq)]
@@ -81,7 +81,7 @@ pub(crate) fn from_entries(entries: Vec<Entry>) -> Result<ParsedOptions> {
         .any(|e| e.path.len() >= 2 && e.path[0] == "chat");
     let prefix: &[&str] = if moltis { &["chat", "compaction"] } else { &[] };
     let mut options = Vec::new();
-    let mut names: HashSet<String> = HashSet::new();
+    let mut names = Names::new();
     let mut outside = Vec::new();
     for e in entries {
         let table = e.path.len() > prefix.len() + 1 || section(&e.value);
@@ -93,7 +93,8 @@ pub(crate) fn from_entries(entries: Vec<Entry>) -> Result<ParsedOptions> {
                     outside.push(Warning {
                         code: "UNKNOWN_OPTION",
                         message: format!(
-                            "{key:?}{} is outside [chat.compaction], where a moltis.toml keeps the options: ignored",
+                            "{}{} is outside [chat.compaction], where a moltis.toml keeps the options: ignored",
+                            Quoted(key),
                             at(e.location)
                         ),
                     });
@@ -117,7 +118,7 @@ pub(crate) fn from_entries(entries: Vec<Entry>) -> Result<ParsedOptions> {
             continue;
         }
         // a table's keys follow its own entry: the option is the table
-        if !names.insert(key.clone()) {
+        if !names.insert(key, 0) {
             continue;
         }
         let value = if e.path.len() > prefix.len() + 1 {

@@ -16,8 +16,9 @@ pub(crate) const TOOLS_USED: &str = "- Tools used: ";
 pub(crate) struct Facts<'a> {
     /// User requests, oldest first (including one an earlier marker carried forward).
     pub requests: Vec<&'a str>,
-    /// Tools called or answered, sorted and deduplicated (by [`Facts::settle`]).
-    pub tools: Vec<&'a str>,
+    /// Tools called or answered, sorted and deduplicated (by [`Facts::settle`];
+    /// of the files' type, so that one sort serves both).
+    pub tools: Vec<Cow<'a, str>>,
     /// Path-like tokens with a source extension, sorted and deduplicated
     /// (borrowed from the texts; owned only from arguments stored as JSON values).
     /// Collected in a `Vec` and sorted once: a set's insert per mention cost more.
@@ -78,7 +79,12 @@ pub(crate) fn read_marker<'a>(text: &'a str, f: &mut Facts<'a>, alone: bool) {
         } else if let Some(tools) = line.strip_prefix(TOOLS_USED) {
             let tools = tools.trim_end_matches('.');
             let tools = tools.rsplit_once(" (+").map_or(tools, |(t, _)| t);
-            f.tools.extend(tools.split(", ").filter(|t| !t.is_empty()));
+            f.tools.extend(
+                tools
+                    .split(", ")
+                    .filter(|t| !t.is_empty())
+                    .map(Cow::Borrowed),
+            );
         }
     }
 }
@@ -93,7 +99,7 @@ pub(crate) fn gather<'a>(views: &[Message<'a>], picked: &[usize]) -> Facts<'a> {
     // (an unnamed call stands for a Responses item_reference: no tool to name)
     let mut tool = |f: &mut Facts<'a>, name: &'a str| {
         if last_tool != Some(name) && !name.is_empty() {
-            f.tools.push(name);
+            f.tools.push(Cow::Borrowed(name));
             last_tool = Some(name);
         }
     };

@@ -7,10 +7,9 @@
 //! of results split over several in a row, which the rendering merges). Ids may repeat
 //! across turns (real histories reuse them), so matching by id alone would be wrong.
 
-use std::collections::HashSet;
-
 use crate::formats::ResultsPlacement;
 use crate::message::{Message, Role};
+use crate::names::Names;
 use crate::plan::{Edit, Plan, Step, Stub, Synthetic};
 
 /// The assistant whose calls are waiting for results.
@@ -22,8 +21,8 @@ struct OpenGroup<'a> {
     /// Its calls (id, tool name), in order (for the stubs), and the ids as a set
     /// (to look results up).
     calls: Vec<(&'a str, &'a str)>,
-    ids: HashSet<&'a str>,
-    answered: HashSet<&'a str>,
+    ids: Names,
+    answered: Names,
     /// Output position of the first kept message that carries its results.
     first_results: Option<usize>,
     /// Input index of the last message that carried its results.
@@ -86,18 +85,21 @@ pub(crate) fn repair(
                 Some(g) => {
                     g.calls
                         .extend(m.calls.iter().map(|c| (c.id.as_ref(), c.name)));
-                    g.ids.extend(m.calls.iter().map(|c| c.id.as_ref()));
-                    g.answered.extend(inline);
+                    m.calls.iter().for_each(|c| g.ids.add(&c.id));
+                    inline.for_each(|id| g.answered.add(id));
                 }
                 None => {
                     close(group.take(), &mut out);
                     if !m.calls.is_empty() {
+                        let (mut ids, mut answered) = (Names::new(), Names::new());
+                        m.calls.iter().for_each(|c| ids.add(&c.id));
+                        inline.for_each(|id| answered.add(id));
                         group = Some(OpenGroup {
                             index,
                             position: out.len(),
                             calls: m.calls.iter().map(|c| (c.id.as_ref(), c.name)).collect(),
-                            ids: m.calls.iter().map(|c| c.id.as_ref()).collect(),
-                            answered: inline.collect(),
+                            ids,
+                            answered,
                             first_results: None,
                             last_results: index,
                         });
@@ -119,7 +121,7 @@ pub(crate) fn repair(
         match open {
             Some(g) => {
                 for (k, r) in m.results.iter().enumerate() {
-                    if !(g.ids.contains(r.id.as_ref()) && g.answered.insert(r.id.as_ref())) {
+                    if !(g.ids.get(&r.id).is_some() && g.answered.insert(&r.id, 0)) {
                         orphans.push(k);
                     }
                 }
@@ -158,11 +160,11 @@ pub(crate) fn first_orphan<'v>(views: &'v [Message<'_>], from: usize) -> Option<
 /// Adds stubs for the calls of `group` that got no result.
 fn close(group: Option<OpenGroup<'_>>, out: &mut Plan, placement: ResultsPlacement) {
     let Some(g) = group else { return };
-    let mut seen = HashSet::new();
+    let mut seen = Names::new();
     let missing: Vec<Stub> = g
         .calls
         .iter()
-        .filter(|(id, _)| !g.answered.contains(id) && seen.insert(*id))
+        .filter(|(id, _)| g.answered.get(id).is_none() && seen.insert(id, 0))
         .map(|(id, name)| Stub {
             id: id.to_string(),
             name: name.to_string(),

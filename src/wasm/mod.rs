@@ -217,38 +217,13 @@ fn nothing(_: &ParsedOptions, _: TapeNode<'_>, _: &dyn TokenCounter) -> Option<R
     None
 }
 
-/// Compacts a history given as a value tape; kept messages come back as input
-/// indices (`{plan, notice, summary?, warnings}`). `known`, `keep`: the records
-/// (see [`Memo`]); `session`, `prefix`, `hold`: the session (see [`History`]).
-#[wasm_bindgen(js_name = compactTape)]
-#[allow(clippy::too_many_arguments)]
-pub fn compact_tape(
-    words: Vec<u32>,
-    bytes: Vec<u8>,
-    options: &str,
-    count_tokens: Option<CountTokens>,
-    known: &[f64],
-    keep: bool,
-    session: u32,
-    prefix: u32,
-    hold: bool,
-) -> String {
-    with_history(
-        History::new(words, bytes, session, prefix, hold),
-        options,
-        count_tokens,
-        memo(known, keep),
-        (
-            &|c, _, _| engine::offline_only(c).err().map(Err),
-            &|opened, counter| to_json(opened.compact(counter)),
-        ),
-    )
-}
-
-/// One step of a compaction in any mode, given the summarizer's replies so far
-/// (a JSON array): `{ask: request}` (kept messages as input indices) or
-/// `{done: {plan, notice, summary?, warnings}}`. The JS layer awaits the
-/// summarizer between steps, so the await never holds wasm state.
+/// Compacts a history given as a value tape. With `replies` empty, an offline
+/// compaction: `{plan, notice, summary?, warnings}` (kept messages as input
+/// indices). Otherwise one step of a compaction in any mode, given the
+/// summarizer's replies so far (a JSON array): `{ask: request}` or `{done:
+/// {plan, …}}`; the JS layer awaits the summarizer between steps, so the await
+/// never holds wasm state. `known`, `keep`: the records (see [`Memo`]);
+/// `session`, `prefix`, `hold`: the session (see [`History`]).
 #[wasm_bindgen(js_name = compactStepTape)]
 #[allow(clippy::too_many_arguments)]
 pub fn compact_step_tape(
@@ -263,15 +238,24 @@ pub fn compact_step_tape(
     prefix: u32,
     hold: bool,
 ) -> String {
-    let replies = crate::summarizer::replies_from_json(replies);
+    let offline = replies.is_empty();
+    let replies = match offline {
+        true => Ok(Vec::new()),
+        false => crate::summarizer::replies_from_json(replies),
+    };
     with_history(
         History::new(words, bytes, session, prefix, hold),
         options,
         count_tokens,
         memo(known, keep),
         (
-            &|_, _, _| replies.as_ref().err().map(|e| Err(e.clone())),
+            &|c, _, _| match &replies {
+                Err(e) => Some(Err(e.clone())),
+                Ok(_) if offline => engine::offline_only(c).err().map(Err),
+                Ok(_) => None,
+            },
             &|opened, counter| match &replies {
+                Ok(_) if offline => to_json(opened.compact(counter)),
                 Ok(replies) => to_json(opened.step(counter, replies)),
                 Err(e) => Err(e.clone()),
             },
