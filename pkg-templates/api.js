@@ -1419,6 +1419,14 @@ export function compactBody(body, options) {
 }
 
 /**
+ * The context meter of a request (or history) held as JSON text or bytes, read
+ * in wasm in one pass (no JSON.parse): what `measure` answers for its objects.
+ */
+export function measureBody(body, options) {
+  return compactText(body, options, 3).ok.meter;
+}
+
+/**
  * For callers that hold the history as JSON text and want JSON text back: the
  * result (`{messages, notice, warnings, summary?, request?}`) as JSON text,
  * read and written in wasm: kept messages, and a request's other fields, are

@@ -28,6 +28,9 @@ cargo test
 step "wasm build"
 bash scripts/build.sh
 
+step "package size within size-budget.json"
+node scripts/sizes.mjs --check
+
 step "JS tests (Node)"
 node --test tests/js/
 

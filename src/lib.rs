@@ -76,6 +76,50 @@ pub use api::{
 #[cfg(feature = "serde_json")]
 pub use summarizer::{compact_with_summarizer, Summarizer};
 
+/// What [`compact_body`] answers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Body {
+    /// The compacted JSON text: the input with its messages compacted, every
+    /// kept message and every other field as the input's bytes. `None` when
+    /// nothing was compacted (the input stands as it is).
+    pub text: Option<String>,
+    /// The input's meter (what decided).
+    pub meter: Meter,
+    /// What the compaction did, when there was one.
+    pub notice: Option<Notice>,
+    /// The summary text, for modes that write one.
+    pub summary: Option<String>,
+    /// Clamped options and the like (the meter's, or the compaction's).
+    pub warnings: Vec<Warning>,
+}
+
+/// Meters a request (or a history) given as JSON bytes and, when it reaches
+/// the auto-compact threshold (or whatever it says, with `force`), compacts
+/// its messages with an offline mode: in one pass over the bytes, without
+/// building values of them. Bad bytes are `INVALID_INPUT` naming the byte
+/// offset, line and column.
+pub fn compact_body(input: &[u8], config: &ParsedOptions, force: bool) -> Result<Body> {
+    use engine::text::{self, Answer};
+    let parsed = text::read(input.to_vec(), "input")?;
+    let answer = if force {
+        Answer::Body
+    } else {
+        Answer::BodyIfOver
+    };
+    let outcome = text::run(&parsed, config, None, answer)?;
+    let (notice, summary, warnings) = match outcome.compaction {
+        Some(c) => (Some(c.notice), c.summary, c.warnings),
+        None => (None, None, outcome.meter.warnings.clone()),
+    };
+    Ok(Body {
+        text: outcome.text,
+        meter: outcome.meter,
+        notice,
+        summary,
+        warnings,
+    })
+}
+
 /// [`compact`] over JSON text: a history (message array or request object) and
 /// options in, the result as JSON out (`{messages, notice, warnings, summary?,
 /// request?}`). Kept messages, and a request's other fields, are copied as the

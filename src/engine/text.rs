@@ -33,11 +33,12 @@ pub(crate) struct Outcome {
 /// What to write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Answer {
+    /// The meter only.
+    Meter,
     /// The input with its messages compacted, only when the meter says it
     /// reaches the threshold (else nothing: the input stands).
     BodyIfOver,
     /// The input with its messages compacted, whatever the meter says.
-    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
     Body,
     /// The whole result: `{messages, notice, warnings, summary?, request?}`
     /// (what `JSON.stringify` of `compactSync`'s result gives).
@@ -65,7 +66,7 @@ pub(crate) fn run(
     let counter = &Capped(counter.unwrap_or(&estimator));
     let opened = Opened::read(root, config, counter, &Memo::default())?;
     let meter = opened.meter("", counter);
-    if answer == Answer::BodyIfOver && !meter.should_compact {
+    if answer == Answer::Meter || answer == Answer::BodyIfOver && !meter.should_compact {
         return Ok(Outcome {
             meter,
             compaction: None,

@@ -348,7 +348,7 @@ pub fn parse_config_entries(entries: &str) -> String {
 /// Meters a history or request given as JSON bytes and, as `answer` says,
 /// compacts it: 0 only when the meter reaches the threshold, 1 whatever it
 /// says (both answer the input with its messages compacted), 2 the whole
-/// result as JSON (`compactJsonString`). Answers the envelope's length (4
+/// result as JSON (`compactJsonString`), 3 not at all (the meter only). Answers the envelope's length (4
 /// bytes, little-endian), the envelope (`{ok: {meter, compaction?}}` or
 /// `{error}`), then the text written, if any: kept messages and every other
 /// field as the input's bytes.
@@ -362,7 +362,8 @@ pub fn compact_text(
     let answer = match answer {
         0 => text::Answer::BodyIfOver,
         1 => text::Answer::Body,
-        _ => text::Answer::Result,
+        2 => text::Answer::Result,
+        _ => text::Answer::Meter,
     };
     let mut written = None;
     let config = from_json_text(options);

@@ -3,15 +3,17 @@
 //   POST /v1/chat/completions   OpenAI Chat Completions (and compatible gateways)
 //   POST /v1/messages           Anthropic Messages
 //
-// For each request it measures the whole request (messages, system prompt, tool
-// definitions, the room reserved for the answer, the model's window) with the
-// package's `measure`. A request under the auto-compact threshold is forwarded
-// byte for byte. A request over it has its messages compacted offline
-// (recency_preserving, else deterministic) and is forwarded only when the result
-// fits the window; otherwise the caller gets a 413 that says by how much. The
+// For each request it meters the whole request (messages, system prompt, tool
+// definitions, the room reserved for the answer, the model's window) and, over
+// the auto-compact threshold, compacts its messages offline, in one call on the
+// body's bytes (the package's `compactBody`: no JSON.parse). A request under the
+// threshold is forwarded byte for byte; a compacted one keeps every other field
+// and every kept message as the caller's bytes. Where recency_preserving cannot
+// make it fit, deterministic is tried; a request that fits no window gets a 413
+// that says by how much. The
 // upstream response (streamed or not) is returned as it arrives, with one added
 // header, `x-chat-compaction`. README.md beside this file describes all of it.
-import { compactSync, measure } from "chat-compaction";
+import { compactBody, compactSync, measure, measureBody } from "chat-compaction";
 
 /** The response header that reports what the proxy did (README.md: "The header"). */
 const NOTICE_HEADER = "x-chat-compaction";
@@ -63,40 +65,63 @@ async function handle(request, env) {
   if (type !== "" && type !== "application/json" && !type.endsWith("+json")) {
     return error(api, 415, "unsupported_media_type", `the body must be JSON (content-type: application/json), got content-type: ${type}`);
   }
-  const bytes = await request.arrayBuffer();
-  let body;
+  const bytes = new Uint8Array(await request.arrayBuffer());
+  const options = { ...config.options, format };
+
+  // Decided and, when over the threshold, compacted from the bytes in one call:
+  // no JSON.parse, and a request that fits is the caller's bytes untouched.
+  // (deterministic first: decided here, compacted below with the newest request pinned)
+  const measureOnly = config.modes[0] !== "recency_preserving";
+  let decided;
   try {
-    body = JSON.parse(decoder.decode(bytes));
+    decided = measureOnly ? { meter: measureBody(bytes, options), compacted: false } : compactBody(bytes, { ...options, mode: config.modes[0] });
   } catch (e) {
-    const why = e instanceof SyntaxError ? e.message : "the body is not valid UTF-8";
-    return error(api, 400, "invalid_json", `the body is not valid JSON: ${why}`);
+    if (e?.code === "INVALID_INPUT" && /not valid JSON/.test(e.message)) {
+      return error(api, 400, "invalid_json", `the body is not valid JSON: ${e.message.replace(/^input: not valid JSON: /, "")}`);
+    }
+    const shape = notAnObject(bytes);
+    if (shape !== undefined) return shape(api);
+    // Over the threshold, but the first mode cannot shrink it: the fallback below.
+    if (e?.code !== "TOO_SMALL_TO_COMPACT") return libraryError(api, e);
   }
-  if (body === null || typeof body !== "object" || Array.isArray(body)) {
-    return error(api, 400, "invalid_request", `the body must be a JSON object with a "messages" array, got ${body === null ? "null" : Array.isArray(body) ? "an array" : typeof body}`);
+  const shape = notAnObject(bytes);
+  if (shape !== undefined) return shape(api);
+  if (decided !== undefined && decided.meter.perMessage.length === 0) {
+    return error(api, 400, "invalid_request", 'the body must have a non-empty "messages" array, got an empty array');
   }
+  if (decided !== undefined && !decided.compacted && !(measureOnly && decided.meter.shouldCompact)) {
+    // Under the threshold: forward the caller's bytes untouched.
+    return forward(request, config, bytes, describe({ mode: "none", before: decided.meter }));
+  }
+  if (decided?.compacted && decided.notice.fits && decided.notice.tokensAfter < decided.notice.tokensBefore) {
+    const after = { ...decided.meter, tokens: decided.notice.tokensAfter };
+    if (overBy(after) <= 0) {
+      return forward(request, config, decided.body, describe({ mode: decided.notice.mode, before: decided.meter, after, notice: decided.notice }));
+    }
+  }
+  return fallback(request, config, api, bytes, options);
+}
+
+/**
+ * Where the first mode could not make the request fit: each mode in turn on the
+ * parsed request. recency_preserving keeps the newest messages verbatim; when it
+ * cannot shrink the history (TOO_SMALL_TO_COMPACT) or its result stays over the
+ * threshold, deterministic is tried with the newest request and the last
+ * message pinned, so the question and the latest tool result reach the model as
+ * sent. Only a result smaller than the request counts.
+ */
+function fallback(request, config, api, bytes, options) {
+  const body = JSON.parse(decoder.decode(bytes));
   if (!Array.isArray(body.messages) || body.messages.length === 0) {
     const got = body.messages === undefined ? "none" : body.messages === null ? "null" : Array.isArray(body.messages) ? "an empty array" : typeof body.messages;
     return error(api, 400, "invalid_request", `the body must have a non-empty "messages" array, got ${got}`);
   }
-
-  const options = { ...config.options, format };
   let before;
   try {
     before = measure(body, options);
   } catch (e) {
     return libraryError(api, e);
   }
-
-  // Under the threshold: forward the caller's bytes untouched.
-  if (!before.shouldCompact) {
-    return forward(request, config, bytes, describe({ mode: "none", before }));
-  }
-
-  // Over it: compact. recency_preserving keeps the newest messages verbatim;
-  // when it cannot shrink the history (TOO_SMALL_TO_COMPACT) or its result stays
-  // over the threshold, deterministic is tried with the newest request and the
-  // last message pinned, so the question and the latest tool result reach the
-  // model as sent. Only a result smaller than the request counts.
   let best;
   for (const mode of config.modes) {
     const pin = mode === "deterministic" ? [...(Array.isArray(options.pin) ? options.pin : []), ...newest(body.messages)] : options.pin;
@@ -117,14 +142,23 @@ async function handle(request, env) {
     if (overBy(before) <= 0) return forward(request, config, bytes, describe({ mode: "none", before }));
     return tooLarge(api, before, null);
   }
-  let after;
-  try {
-    after = measure(best.request, options);
-  } catch (e) {
-    return libraryError(api, e);
-  }
+  // (the compaction's own count of its result: no second measure)
+  const after = { ...before, tokens: best.notice.tokensAfter };
   if (overBy(after) > 0) return tooLarge(api, before, best, after);
   return forward(request, config, JSON.stringify(best.request), describe({ mode: best.notice.mode, before, after, notice: best.notice }));
+}
+
+/**
+ * A 400 for a body that is JSON but not an object (what its first byte says it
+ * is), or undefined for an object.
+ */
+function notAnObject(bytes) {
+  let i = 0;
+  while (i < bytes.length && (bytes[i] === 0x20 || bytes[i] === 0x0a || bytes[i] === 0x0d || bytes[i] === 0x09)) i++;
+  const c = String.fromCharCode(bytes[i] ?? 0x7b);
+  if (c === "{") return undefined;
+  const got = c === "[" ? "an array" : c === "n" ? "null" : c === '"' ? "a string" : c === "t" || c === "f" ? "a boolean" : "a number";
+  return (api) => error(api, 400, "invalid_request", `the body must be a JSON object with a "messages" array, got ${got}`);
 }
 
 /**
