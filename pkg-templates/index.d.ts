@@ -883,9 +883,44 @@ export declare function rebase<R extends HistoryRequestLike>(result: CompactionR
 
 /**
  * For callers that already hold the history as JSON text: compacts it and returns the
- * result (`{messages, request?, notice, summary?, warnings}`) as JSON text.
+ * result (`{messages, notice, warnings, summary?, request?}`) as JSON text. Read and
+ * written in wasm: kept messages, and a request's other fields, are the input's bytes.
  */
 export declare function compactJsonString(json: string, options?: CompactionOptions): string;
+
+/** A request body (or a history) as JSON: text, or its UTF-8 bytes. */
+export type JsonBody = string | Uint8Array | ArrayBuffer;
+
+/** What `compactBody` answers. */
+export interface BodyResult<B extends JsonBody> {
+  /**
+   * The caller's own input when nothing was compacted; else the compacted JSON (a
+   * string for a string input, else a Uint8Array) in which every kept message and
+   * every other field are the input's bytes.
+   */
+  body: B | (B extends string ? string : Uint8Array);
+  /** Whether the messages were compacted. */
+  compacted: boolean;
+  /** The input's meter, which decided. */
+  meter: Meter;
+  /** What the compaction did (when compacted). */
+  notice?: Notice;
+  /** The summary text, for modes that write one. */
+  summary?: string;
+  warnings: Warning[];
+}
+
+/**
+ * Decides and compacts a request (or history) held as JSON text or bytes in one
+ * call, without JS objects of it: over the auto-compact threshold (or always,
+ * with `force: true`) its messages are compacted with an offline mode; under it,
+ * `body` is the caller's input, untouched. Bad bytes are INVALID_INPUT naming the
+ * byte, line and column. What a Cloudflare Worker or a server holding a body wants.
+ */
+export declare function compactBody<B extends JsonBody>(body: B, options?: CompactionOptions & { force?: boolean }): BodyResult<B>;
+
+/** The context meter of a request (or history) held as JSON text or bytes, read in wasm in one pass. */
+export declare function measureBody(body: JsonBody, options?: CompactionOptions): Meter;
 
 /** Estimated tokens of a text, or of a whole history (framing included). */
 export declare function estimateTokens<H extends string | HistoryLike>(input: H, options?: CompactionOptions): number;
@@ -1008,8 +1043,11 @@ export interface Validation {
  */
 export declare function validate<H extends HistoryLike>(history: H, options?: ValidateOptions & Omit<CompactionOptions, keyof ValidateOptions>): Validation;
 
-/** Effective options and warnings from TOML (`[chat.compaction]` of a moltis.toml, or a bare table). */
-export declare function parseConfig(toml: string): {
+/**
+ * Effective options and warnings from TOML (`[chat.compaction]` of a moltis.toml, or
+ * a bare table). Async: the TOML reader (a separate module) loads on the first call.
+ */
+export declare function parseConfig(toml: string): Promise<{
   /**
    * The options in effect; `contextWindow` and `tokenizer` only when the table
    * set them (else a request's model, or the default, chooses).
@@ -1020,4 +1058,4 @@ export declare function parseConfig(toml: string): {
   contextWindowGiven: boolean;
   /** Whether the table set `tokenizer` (when not, a request's model may choose it). */
   tokenizerGiven: boolean;
-};
+}>;

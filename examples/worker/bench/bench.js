@@ -3,7 +3,7 @@
 // the forwarded body and answers 200, so only the Worker's own work is timed; the
 // "cpu median" column is the figure README.md quotes.
 import worker from "../src/index.js";
-import { compactSync, measure } from "chat-compaction";
+import { compactBody, compactSync, measure, measureBody } from "chat-compaction";
 import { request } from "./conversation.js";
 
 globalThis.fetch = async (url, init) => {
@@ -37,7 +37,14 @@ export default {
       b.run(`proxy: ${size / 1000}K-token Anthropic request, compacted (32K window)`, () => call(window32k, "/v1/messages", body, "recency_preserving"));
     }
 
-    // Where the time goes (Anthropic request): each case adds one step to the previous one.
+    // The yardstick any JS proxy pays at least: reading the body as objects and writing it back.
+    b.run("yardstick: JSON.parse + JSON.stringify", () => b.blackBox(JSON.stringify(JSON.parse(anthropic))));
+    // The bytes path the proxy takes: one call decides (and compacts) from the body's bytes.
+    const bytes = new TextEncoder().encode(anthropic);
+    b.run("bytes: measureBody (deciding)", () => b.blackBox(measureBody(bytes, { format: "anthropic", contextWindow: 1_000_000 })));
+    b.run("bytes: compactBody (deciding and compacting)", () => b.blackBox(compactBody(bytes, { format: "anthropic", mode: "recency_preserving" })));
+
+    // Where the time goes on the objects path (Anthropic request): each case adds one step to the previous one.
     const options = { format: "anthropic" };
     b.run("steps: JSON.parse", () => b.blackBox(JSON.parse(anthropic)));
     b.run("steps: + measure", () => b.blackBox(measure(JSON.parse(anthropic), options)));

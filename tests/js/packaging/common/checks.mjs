@@ -152,6 +152,17 @@ export async function runChecks(api, sample) {
   const config = await parseConfig('[chat.compaction]\nmode = "recency-preserving"\n');
   assert(config.options.mode === "recency_preserving", "parseConfig reads the mode");
 
+  // JSON text in, JSON text out (what a Worker does with a request body).
+  const requestText = JSON.stringify({ model: "gpt-4o", messages: sample });
+  const body = api.compactBody(requestText, { mode: "recency_preserving", contextWindow: 8000 });
+  assert(body.compacted === true && typeof body.body === "string", "compactBody compacts a request over the threshold");
+  const objects = compactSync({ model: "gpt-4o", messages: sample }, { mode: "recency_preserving", contextWindow: 8000 });
+  assert(JSON.stringify(JSON.parse(body.body).messages) === JSON.stringify(objects.messages), "compactBody gives the messages compactSync gives");
+  const bytes = new TextEncoder().encode(requestText);
+  const fits = api.compactBody(bytes, { contextWindow: 200000 });
+  assert(fits.compacted === false && fits.body === bytes, "a request that fits comes back as the caller's bytes");
+  assert(api.measureBody(bytes, { contextWindow: 200000 }).tokens === fits.meter.tokens, "measureBody reads the same meter");
+
   summary.tokens = tokens;
   return summary;
 }

@@ -2,6 +2,8 @@
 // the types a user would write, and wrong option types must be rejected.
 import {
   compact,
+  compactBody,
+  measureBody,
   compactSync,
   estimateTokens,
   measure,
@@ -99,6 +101,13 @@ async function llmUse(signal: AbortSignal): Promise<OpenAIMessage[]> {
 }
 
 const resultJson: string = compactJsonString(JSON.stringify(history), { mode: "recency_preserving" });
+// A body held as text or bytes: decided and compacted in one call.
+const fromText = compactBody(JSON.stringify(request), { mode: "recency_preserving", force: true });
+const bodyText: string = fromText.body;
+const fromBytes = compactBody(new TextEncoder().encode(bodyText), { contextWindow: 8000 });
+const bodyBytes: Uint8Array = fromBytes.body;
+const fill: number = measureBody(bodyBytes).fraction + (fromBytes.notice?.tokensAfter ?? 0);
+void fill;
 console.log(resultJson.length);
 const tokens: number = estimateTokens(history) + estimateTokens("some text", { tokenizer: "cl100k" }) + estimateTokens(request);
 const due: boolean = shouldCompact(history, { contextWindow: 8000 }, "pending text");
