@@ -31,6 +31,7 @@
 // Foundations.
 mod error;
 mod json;
+mod lanes;
 mod names;
 mod text;
 // Counting and reading.

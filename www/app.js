@@ -366,6 +366,9 @@ export function start(api, { extraSamples = [] } = {}) {
   $("apply-toml").addEventListener("click", async () => {
     const status = $("toml-status");
     const text = $("toml").value;
+    // (parseConfig loads its TOML reader on the first call)
+    status.className = "status";
+    status.replaceChildren("Reading the table…");
     try {
       const { options, warnings, contextWindowGiven } = await api.parseConfig(text);
       const next = { ...DEFAULTS, ...options, pinRoles: options.pinRoles ?? [] };

@@ -199,6 +199,12 @@ describe("the page in Chromium", { skip: noBrowser }, () => {
   }
 
   /** Types a history into the box and waits until the page has read it. */
+  /** Applies the TOML field and waits until the page says how it went (parseConfig is async). */
+  async function applyToml(page) {
+    await page.click("#apply-toml");
+    await page.waitForFunction(() => !/^(|Reading the table…)$/.test(document.querySelector("#toml-status").textContent));
+  }
+
   async function setHistory(page, text) {
     const serial = await page.getAttribute("body", "data-input");
     await page.fill("#history", text);
@@ -424,7 +430,7 @@ describe("the page in Chromium", { skip: noBrowser }, () => {
     await pickSample(page, "openai");
     await page.click("details.toml > summary");
     await page.fill("#toml", '[chat.compaction]\nmode = "recency_preserving"\ntail_budget_ratio = 0.9\nprotect_tail_min = 5\n');
-    await page.click("#apply-toml");
+    await applyToml(page);
     assert.match(await page.textContent("#toml-status"), /Applied: mode recency_preserving\..*tail_budget_ratio = 0\.9 is above the maximum/s);
     assert.equal(await page.inputValue("#tailBudgetRatio"), "0.8");
     assert.equal(await page.inputValue("#protectTailMin"), "5");
@@ -432,13 +438,13 @@ describe("the page in Chromium", { skip: noBrowser }, () => {
     assert.equal(await page.inputValue("#contextWindow"), "", "no window in the config: the field stays blank (a request's model picks it)");
     // However the config writes the window (an inline table here), the field takes it.
     await page.fill("#toml", '[chat]\ncompaction = { mode = "deterministic", context_window = 12000 }\n');
-    await page.click("#apply-toml");
+    await applyToml(page);
     assert.equal(await page.inputValue("#contextWindow"), "12000");
     await page.fill("#toml", '[chat.compaction]\nmode = "deterministic"\n');
-    await page.click("#apply-toml");
+    await applyToml(page);
     assert.equal(await page.inputValue("#contextWindow"), "");
     await page.fill("#toml", "[chat.compaction]\nprotect_head = \"three\"\n");
-    await page.click("#apply-toml");
+    await applyToml(page);
     assert.match(await page.textContent("#toml-status"), /INVALID_CONFIG.*protect_head.*line 2, column/s);
 
     // A value out of range in a field: clamped, and the warning says so.
