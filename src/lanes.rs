@@ -155,3 +155,25 @@ impl Lanes for Simd {
 pub(crate) type Native = Simd;
 #[cfg(not(all(target_arch = "wasm32", target_feature = "simd128")))]
 pub(crate) type Native = Portable;
+
+/// The offset of the first byte from `i` on that JSON text cannot hold as it
+/// is in a string (`"`, `\\`, a control byte), or that equals `also`; the
+/// length when there is none. The JSON parser and writer both scan with it.
+pub(crate) fn find_special(bytes: &[u8], mut i: usize, also: Option<u8>) -> usize {
+    let extra = also.unwrap_or(b'"');
+    while let Some(chunk) = bytes.get(i..i + 16) {
+        let lanes = Native::load(chunk.try_into().unwrap_or(&[b'"'; 16]));
+        let hits = lanes.either(b'"', b'\\') | lanes.in_range(0, 0x20) | lanes.either(extra, extra);
+        if hits != 0 {
+            return i + hits.trailing_zeros() as usize;
+        }
+        i += 16;
+    }
+    while let Some(&c) = bytes.get(i) {
+        if c == b'"' || c == b'\\' || c < 0x20 || c == extra {
+            return i;
+        }
+        i += 1;
+    }
+    i
+}

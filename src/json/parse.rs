@@ -10,7 +10,7 @@
 use std::fmt;
 
 use super::tape::{Tape, TapeNode, MAX_DEPTH};
-use crate::lanes::{Lanes, Native};
+use crate::lanes::find_special;
 use crate::text::Quoted;
 
 /// A JSON text read into a tape.
@@ -305,25 +305,9 @@ impl Parser<'_> {
         Ok(())
     }
 
-    /// The offset of the first `"`, `\` or control byte from `i` on, sixteen
-    /// bytes at a time (the estimator's lanes: `simd128` in the package).
-    fn special(&self, mut i: usize) -> usize {
-        let b = self.b;
-        while let Some(chunk) = b.get(i..i + 16) {
-            let lanes = Native::load(chunk.try_into().unwrap_or(&[b'"'; 16]));
-            let hits = lanes.either(b'"', b'\\') | lanes.in_range(0, 0x20);
-            if hits != 0 {
-                return i + hits.trailing_zeros() as usize;
-            }
-            i += 16;
-        }
-        while let Some(&c) = b.get(i) {
-            if c == b'"' || c == b'\\' || c < 0x20 {
-                return i;
-            }
-            i += 1;
-        }
-        i
+    /// The offset of the first `"`, `\` or control byte from `i` on.
+    fn special(&self, i: usize) -> usize {
+        find_special(self.b, i, None)
     }
 
     /// Reads a string (at its opening quote); pushes its offset and length.

@@ -6,6 +6,7 @@
 use super::number::write_f64;
 use super::value::Value;
 use super::{Kind, Node};
+use crate::lanes::find_special;
 
 /// A JSON text being written. Values are written one after another; a comma
 /// goes in before a member or item unless it opens its object or array.
@@ -105,11 +106,13 @@ impl Writer {
         self.out.reserve(s.len() + 2);
         self.out.push('"');
         let bytes = s.as_bytes();
-        let mut start = 0;
-        for (i, &b) in bytes.iter().enumerate() {
-            // a hidden surrogate is the 4-byte UTF-8 of U+10F800..U+10FFFF: F4 8F A0..BF
-            let hidden = self.surrogates
-                && b == 0xF4
+        // (a hidden surrogate is the 4-byte UTF-8 of U+10F800..U+10FFFF: F4 8F A0..BF)
+        let also = self.surrogates.then_some(0xF4);
+        let (mut start, mut i) = (0, 0);
+        loop {
+            i = find_special(bytes, i, also);
+            let Some(&b) = bytes.get(i) else { break };
+            let hidden = b == 0xF4
                 && bytes.get(i + 1) == Some(&0x8F)
                 && bytes.get(i + 2).is_some_and(|c| *c >= 0xA0);
             let escape: &str = match b {
@@ -122,22 +125,27 @@ impl Writer {
                 0x0C => "\\f",
                 0..=0x1F => "",
                 _ if hidden => "",
-                _ => continue,
+                _ => {
+                    i += 1; // an F4 that starts another character
+                    continue;
+                }
             };
             self.out.push_str(&s[start..i]);
             if !escape.is_empty() {
                 self.out.push_str(escape);
-                start = i + 1;
+                i += 1;
+                start = i;
                 continue;
             }
             let unit = if hidden {
                 let c = s[i..].chars().next().map_or(0, u32::from);
-                start = i + 4;
+                i += 4;
                 c - 0x10F800 + 0xD800
             } else {
-                start = i + 1;
+                i += 1;
                 u32::from(b)
             };
+            start = i;
             self.out.push_str("\\u");
             for shift in [12, 8, 4, 0] {
                 self.out
