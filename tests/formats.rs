@@ -107,92 +107,78 @@ fn converted_corpus_conversations_compact_validly_in_every_new_format() {
             let mut sealed_in = Vec::new();
             sealed(&input, &mut sealed_in);
             let sealed_in: HashSet<String> = sealed_in.into_iter().collect();
-            for mode in ["deterministic", "recency_preserving"] {
-                for window in WINDOWS {
-                    if mode == "deterministic" && window != WINDOWS[0] {
+            for (mode, _, config, ctx) in common::offline_runs(&WINDOWS, format, &name) {
+                let result = match compact(&input, &config) {
+                    Ok(r) => r,
+                    Err(e) if e.kind() == ErrorKind::TooSmallToCompact => {
+                        refused += 1;
                         continue;
                     }
-                    let ctx = format!("{name} {mode} window={window}");
-                    let config = options::from_json(
-                        &json!({"mode": mode, "contextWindow": window, "format": format}),
-                    )
-                    .unwrap();
-                    let result = match compact(&input, &config) {
-                        Ok(r) => r,
-                        Err(e) if e.kind() == ErrorKind::TooSmallToCompact => {
-                            refused += 1;
-                            continue;
-                        }
-                        Err(e) => panic!("{ctx}: {e}"),
-                    };
-                    runs += 1;
-                    assert_eq!(input, pristine, "{ctx}: input mutated");
-                    let again = compact(&input, &config).unwrap();
-                    assert_eq!(
-                        result.to_json(),
-                        again.to_json(),
-                        "{ctx}: output differs between runs"
+                    Err(e) => panic!("{ctx}: {e}"),
+                };
+                runs += 1;
+                assert_eq!(input, pristine, "{ctx}: input mutated");
+                let again = compact(&input, &config).unwrap();
+                assert_eq!(
+                    result.to_json(),
+                    again.to_json(),
+                    "{ctx}: output differs between runs"
+                );
+                let out = Value::Array(result.messages.clone());
+                let bad = violations(&out, format);
+                assert!(bad.is_empty(), "{ctx}: output breaks rules: {bad:?}");
+                if let Some(request) = &result.request {
+                    let bad = violations(request, format);
+                    assert!(
+                        bad.is_empty(),
+                        "{ctx}: output request breaks rules: {bad:?}"
                     );
-                    let out = Value::Array(result.messages.clone());
-                    let bad = violations(&out, format);
-                    assert!(bad.is_empty(), "{ctx}: output breaks rules: {bad:?}");
-                    if let Some(request) = &result.request {
-                        let bad = violations(request, format);
-                        assert!(
-                            bad.is_empty(),
-                            "{ctx}: output request breaks rules: {bad:?}"
-                        );
-                    }
-                    let mut sealed_out = Vec::new();
-                    sealed(&out, &mut sealed_out);
-                    for s in &sealed_out {
-                        assert!(
-                            sealed_in.contains(s),
-                            "{ctx}: a signed or encrypted part changed: {s:.200}"
-                        );
-                    }
-                    if format == "openai-responses" {
-                        for (k, item) in result.messages.iter().enumerate() {
-                            if item["type"] == "reasoning" {
-                                let at = msgs.iter().position(|m| m == item).unwrap();
-                                // the item it produced (whose bulky arguments may be shortened)
-                                let key = |v: Option<&Value>| {
-                                    v.map(|v| (v["type"].clone(), v["id"].clone()))
-                                };
-                                assert_eq!(
-                                    key(result.messages.get(k + 1)),
-                                    key(msgs.get(at + 1)),
-                                    "{ctx}: reasoning item parted from the item after it"
-                                );
-                            }
+                }
+                let mut sealed_out = Vec::new();
+                sealed(&out, &mut sealed_out);
+                for s in &sealed_out {
+                    assert!(
+                        sealed_in.contains(s),
+                        "{ctx}: a signed or encrypted part changed: {s:.200}"
+                    );
+                }
+                if format == "openai-responses" {
+                    for (k, item) in result.messages.iter().enumerate() {
+                        if item["type"] == "reasoning" {
+                            let at = msgs.iter().position(|m| m == item).unwrap();
+                            // the item it produced (whose bulky arguments may be shortened)
+                            let key =
+                                |v: Option<&Value>| v.map(|v| (v["type"].clone(), v["id"].clone()));
+                            assert_eq!(
+                                key(result.messages.get(k + 1)),
+                                key(msgs.get(at + 1)),
+                                "{ctx}: reasoning item parted from the item after it"
+                            );
                         }
                     }
-                    let warned = |c: &str| result.warnings.iter().any(|w| w.code == c);
-                    if !warned("TEXTS_SHORTENED")
-                        && !warned("TAIL_PRUNED")
-                        && mode != "deterministic"
-                    {
-                        assert_eq!(
-                            result.messages.last(),
-                            msgs.last(),
-                            "{ctx}: the newest message is not kept verbatim"
-                        );
-                    }
-                    if !result.notice.fits {
-                        assert!(warned("DOES_NOT_FIT"), "{ctx}: does not fit, says nothing");
-                    }
-                    if format == "ai-sdk-ui" {
-                        let ids: HashSet<&str> = result
-                            .messages
-                            .iter()
-                            .filter_map(|m| m["id"].as_str())
-                            .collect();
-                        assert_eq!(
-                            ids.len(),
-                            result.messages.len(),
-                            "{ctx}: UI message ids missing or repeated"
-                        );
-                    }
+                }
+                let warned = |c: &str| result.warnings.iter().any(|w| w.code == c);
+                if !warned("TEXTS_SHORTENED") && !warned("TAIL_PRUNED") && mode != "deterministic" {
+                    assert_eq!(
+                        result.messages.last(),
+                        msgs.last(),
+                        "{ctx}: the newest message is not kept verbatim"
+                    );
+                }
+                if !result.notice.fits {
+                    assert!(warned("DOES_NOT_FIT"), "{ctx}: does not fit, says nothing");
+                }
+                if format == "ai-sdk-ui" {
+                    let ids: HashSet<&str> = result
+                        .messages
+                        .iter()
+                        .filter_map(|m| m["id"].as_str())
+                        .collect();
+                    assert_eq!(
+                        ids.len(),
+                        result.messages.len(),
+                        "{ctx}: UI message ids missing or repeated"
+                    );
                 }
             }
         }

@@ -83,62 +83,52 @@ fn the_text_path_compacts_as_the_objects_path_and_keeps_the_input_bytes() {
         }
         let (text, items) = request_text(format, list);
         let value: Value = serde_json::from_str(&text).unwrap();
-        for mode in ["recency_preserving", "deterministic"] {
-            for window in WINDOWS {
-                if mode == "deterministic" && window != WINDOWS[0] {
+        for (mode, window, config, ctx) in common::offline_runs(&WINDOWS, format, name) {
+            let objects = compact(&value, &config);
+            let body = compact_body(text.as_bytes(), &config, true);
+            let (objects, body) = match (objects, body) {
+                (Ok(o), Ok(b)) => (o, b),
+                (Err(a), Err(b)) => {
+                    assert_eq!(a, b, "{ctx}: the two paths refuse differently");
                     continue;
                 }
-                let ctx = format!("{name} {mode} window={window}");
-                let config = options::from_json(
-                    &json!({"mode": mode, "contextWindow": window, "format": format}),
-                )
-                .unwrap();
-                let objects = compact(&value, &config);
-                let body = compact_body(text.as_bytes(), &config, true);
-                let (objects, body) = match (objects, body) {
-                    (Ok(o), Ok(b)) => (o, b),
-                    (Err(a), Err(b)) => {
-                        assert_eq!(a, b, "{ctx}: the two paths refuse differently");
-                        continue;
-                    }
-                    (a, b) => panic!("{ctx}: {:?} vs {:?}", a.err(), b.err()),
-                };
-                runs += 1;
-                assert_eq!(body.notice.as_ref(), Some(&objects.notice), "{ctx}: notice");
-                let out = body.text.expect("forced: compacted");
-                let parsed: Value = serde_json::from_str(&out)
-                    .unwrap_or_else(|e| panic!("{ctx}: output is not JSON: {e}"));
-                assert_eq!(
-                    parsed[key(format)],
-                    Value::Array(objects.messages.clone()),
-                    "{ctx}: messages differ from the objects path"
-                );
-                // Everything around the message array is the input's bytes.
-                let open = text.find('[').unwrap();
-                let close = text.rfind(']').unwrap();
-                assert!(out.starts_with(&text[..=open]), "{ctx}: the head changed");
-                assert!(out.ends_with(&text[close..]), "{ctx}: the tail changed");
-                // Each kept message is its input text, spacing and all.
-                for m in &objects.messages {
-                    if let Some(k) = list.iter().position(|x| x == m) {
-                        assert!(
-                            out.contains(&items[k]),
-                            "{ctx}: message {k} not kept as its bytes"
-                        );
-                        kept_checked += 1;
-                    }
+                (a, b) => panic!("{ctx}: {:?} vs {:?}", a.err(), b.err()),
+            };
+            runs += 1;
+            assert_eq!(body.notice.as_ref(), Some(&objects.notice), "{ctx}: notice");
+            let out = body.text.expect("forced: compacted");
+            let parsed: Value = serde_json::from_str(&out)
+                .unwrap_or_else(|e| panic!("{ctx}: output is not JSON: {e}"));
+            assert_eq!(
+                parsed[key(format)],
+                Value::Array(objects.messages.clone()),
+                "{ctx}: messages differ from the objects path"
+            );
+            // Everything around the message array is the input's bytes.
+            let open = text.find('[').unwrap();
+            let close = text.rfind(']').unwrap();
+            assert!(out.starts_with(&text[..=open]), "{ctx}: the head changed");
+            assert!(out.ends_with(&text[close..]), "{ctx}: the tail changed");
+            // Each kept message is its input text, spacing and all.
+            for m in &objects.messages {
+                if let Some(k) = list.iter().position(|x| x == m) {
+                    assert!(
+                        out.contains(&items[k]),
+                        "{ctx}: message {k} not kept as its bytes"
+                    );
+                    kept_checked += 1;
                 }
-                // The same request as compact JSON text, through compact_json.
-                let result: Value = serde_json::from_str(
-                    &compact_json(&value.to_string(), &config_text(mode, window, format)).unwrap(),
-                )
-                .unwrap();
-                assert_eq!(
-                    result["messages"],
-                    Value::Array(objects.messages.clone()),
-                    "{ctx}: compact_json"
-                );
             }
+            // The same request as compact JSON text, through compact_json.
+            let result: Value = serde_json::from_str(
+                &compact_json(&value.to_string(), &config_text(mode, window, format)).unwrap(),
+            )
+            .unwrap();
+            assert_eq!(
+                result["messages"],
+                Value::Array(objects.messages.clone()),
+                "{ctx}: compact_json"
+            );
         }
     }
     assert!(
