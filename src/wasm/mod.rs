@@ -20,6 +20,11 @@ use crate::memo::Memo;
 use crate::options::{from_json_text, ParsedOptions};
 use crate::tokens::{Capped, Estimator, Profile, TokenCounter};
 
+/// TLSF instead of Rust's default dlmalloc: −2.8 KB gzipped, the same speed
+/// (A/B in one process), pools coalesced as memory grows.
+#[global_allocator]
+static ALLOCATOR: rlsf::GlobalTlsf = rlsf::GlobalTlsf::new();
+
 #[wasm_bindgen]
 extern "C" {
     /// The caller's `countTokens`, wrapped by the JS layer so that it never throws
