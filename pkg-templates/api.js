@@ -1488,7 +1488,21 @@ export function validate(history, options) {
  * threshold, with each message's tokens in `perMessage`.
  */
 export function measure(history, options, pendingText = "") {
-  return call(raw.measureTape, history, options, [String(pendingText ?? "")], true).result;
+  return call(raw.measureTape, history, options, [String(pendingText ?? ""), false], true).result;
+}
+
+/**
+ * Decides and compacts in one read of the history: `{compacted, meter,
+ * result?}`. Over the auto-compact threshold (history + `pendingText`), `result`
+ * is what `compactSync` answers (an offline mode); under it, nothing is
+ * compacted. What a server or an agent loop that holds the objects calls before
+ * each request: it costs one pass, as a first compaction does (no meter call, no
+ * second read, and `result.notice.tokensAfter` is the compacted history's count).
+ */
+export function compactIfNeeded(history, options, pendingText = "") {
+  const { result, messages, key } = call(raw.measureTape, history, options, [String(pendingText ?? ""), true]);
+  if (result.done === undefined) return { compacted: false, meter: result.meter };
+  return { compacted: true, meter: result.meter, result: resultOf(result.done, history, messages.slice(), key) };
 }
 
 /** Whether the next request (history + `pendingText`) reaches the auto-compact threshold. */

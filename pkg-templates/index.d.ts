@@ -966,6 +966,23 @@ export interface Meter {
  */
 export declare function measure<H extends HistoryLike>(history: H, options?: CompactionOptions, pendingText?: string): Meter;
 
+/**
+ * Decides and compacts in one read of the history (offline modes): over the
+ * auto-compact threshold `result` is what `compactSync` answers; under it nothing
+ * is compacted. One pass, as a first compaction costs: no `measure` before and
+ * none after (`result.notice.tokensAfter` counts the compacted history).
+ */
+export declare function compactIfNeeded<M extends MessageLike>(
+  history: readonly M[],
+  options?: CompactionOptions<M>,
+  pendingText?: string,
+): { compacted: boolean; meter: Meter; result?: CompactionResult<Compacted<M>> };
+export declare function compactIfNeeded<R extends HistoryRequestLike>(
+  history: R,
+  options?: CompactionOptions<MessagesOfRequest<R>>,
+  pendingText?: string,
+): { compacted: boolean; meter: Meter; result?: CompactionResult<Compacted<MessagesOfRequest<R>>, CompactedRequest<R>> };
+
 /** Whether the next request (history + pending text) reaches the auto-compact threshold (`measure(…).shouldCompact`). */
 export declare function shouldCompact<H extends HistoryLike>(history: H, options?: CompactionOptions, pendingText?: string): boolean;
 

@@ -217,11 +217,6 @@ fn noting_unknown(e: Error, config: &Result<ParsedOptions>) -> Error {
     }
 }
 
-/// Nothing to answer before the history is read.
-fn nothing(_: &ParsedOptions, _: TapeNode<'_>, _: &dyn TokenCounter) -> Option<Result<String>> {
-    None
-}
-
 /// Compacts a history given as a value tape. With `replies` empty, an offline
 /// compaction: `{plan, notice, summary?, warnings}` (kept messages as input
 /// indices). Otherwise one step of a compaction in any mode, given the
@@ -305,7 +300,10 @@ pub fn estimate_tokens_tape(
     )
 }
 
-/// The context meter for a history (value tape) plus pending text.
+/// The context meter for a history (value tape) plus pending text. With
+/// `then_compact`, one read decides and compacts: `{meter, done?}`, the
+/// compaction (an offline mode's plan) only when the meter reaches the
+/// threshold.
 #[wasm_bindgen(js_name = measureTape)]
 #[allow(clippy::too_many_arguments)]
 pub fn measure_tape(
@@ -313,6 +311,7 @@ pub fn measure_tape(
     bytes: Vec<u8>,
     options: &str,
     pending: &str,
+    then_compact: bool,
     count_tokens: Option<CountTokens>,
     known: &[f64],
     keep: bool,
@@ -320,14 +319,38 @@ pub fn measure_tape(
     prefix: u32,
     hold: bool,
 ) -> String {
+    // (a compaction plans on whole views: no stubs then)
+    let memo = match then_compact {
+        true => memo(known, keep),
+        false => memo(known, keep).with_stubs(),
+    };
     with_history(
         History::new(words, bytes, session, prefix, hold),
         options,
         count_tokens,
-        memo(known, keep).with_stubs(),
-        (&nothing, &|opened, counter| {
-            to_json(Ok(opened.meter(pending, counter)))
-        }),
+        memo,
+        (
+            &|c, _, _| match then_compact {
+                true => engine::offline_only(c).err().map(Err),
+                false => None,
+            },
+            &|opened, counter| {
+                let meter = opened.meter(pending, counter);
+                if !then_compact {
+                    return to_json(Ok(meter));
+                }
+                let done = match meter.should_compact {
+                    true => Some(opened.compact(counter)?),
+                    false => None,
+                };
+                let mut w = Writer::default();
+                w.open();
+                w.field("meter", &meter);
+                w.field_some("done", done.as_ref());
+                w.close();
+                Ok(w.finish())
+            },
+        ),
     )
 }
 

@@ -77,3 +77,22 @@ test("a lone surrogate in the text survives as its escape", () => {
   assert.ok(r.body.includes("half \\ud83d emoji"), "kept as the caller's bytes");
   assert.equal(JSON.parse(r.body).messages.at(-1).content, "half \ud83d emoji");
 });
+
+test("compactIfNeeded decides and compacts in one read, as compactSync would", async () => {
+  const { compactIfNeeded } = await import("../../pkg/node.js");
+  const objects = structuredClone(request);
+  const over = compactIfNeeded(objects, { mode: "recency_preserving", contextWindow: 8000 }, "and the next question");
+  assert.equal(over.compacted, true);
+  assert.equal(over.meter.shouldCompact, true);
+  assert.deepEqual(over.meter, measure(objects, { mode: "recency_preserving", contextWindow: 8000 }, "and the next question"));
+  const plain = compactSync(objects, { mode: "recency_preserving", contextWindow: 8000 });
+  assert.deepEqual(over.result.messages, plain.messages);
+  assert.deepEqual(over.result.notice, plain.notice);
+  assert.ok(over.result.messages.some((m) => objects.messages.includes(m)), "kept messages are the caller's objects");
+  assert.equal(over.result.request.model, "gpt-4o");
+  const under = compactIfNeeded(objects, { contextWindow: 200000 });
+  assert.equal(under.compacted, false);
+  assert.equal(under.result, undefined);
+  assert.equal(under.meter.shouldCompact, false);
+  assert.throws(() => compactIfNeeded(objects, { mode: "structured" }), (e) => e.code === "SUMMARIZER_REQUIRED");
+});

@@ -3,6 +3,7 @@
 import {
   compact,
   compactBody,
+  compactIfNeeded,
   measureBody,
   compactSync,
   estimateTokens,
@@ -107,6 +108,10 @@ const bodyText: string = fromText.body;
 const fromBytes = compactBody(new TextEncoder().encode(bodyText), { contextWindow: 8000 });
 const bodyBytes: Uint8Array = fromBytes.body;
 const fill: number = measureBody(bodyBytes).fraction + (fromBytes.notice?.tokensAfter ?? 0);
+// Objects: one read decides and compacts.
+const decided = compactIfNeeded(request, { contextWindow: 8000 });
+const toSend: AnthropicRequest = decided.result?.request ?? request;
+void toSend;
 void fill;
 console.log(resultJson.length);
 const tokens: number = estimateTokens(history) + estimateTokens("some text", { tokenizer: "cl100k" }) + estimateTokens(request);
