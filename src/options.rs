@@ -204,7 +204,7 @@ impl Options {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Warning {
     /// Stable code: `CLAMPED`, `UNKNOWN_OPTION`, `EMPTY_MESSAGE_DROPPED`,
-    /// `LONE_SURROGATE_REPLACED` (JSON text input only).
+    /// `DOES_NOT_FIT` and the others the README lists.
     pub code: &'static str,
     /// What happened and what value is used.
     pub message: String,

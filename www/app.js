@@ -43,7 +43,6 @@ const WARNING_TITLES = {
   CLAMPED: "A value was out of range and was adjusted",
   UNKNOWN_OPTION: "An option is not known",
   EMPTY_MESSAGE_DROPPED: "An empty message was dropped",
-  LONE_SURROGATE_REPLACED: "A broken character was replaced",
   SUMMARY_INPUT_SHRUNK: "The summary model got a shortened conversation",
   SUMMARY_WINDOW_TOO_SMALL: "The window is small for the summary model",
   TAIL_PRUNED: "Tool outputs in the kept tail were pruned to fit",

@@ -10,7 +10,7 @@
 //
 // - Option warnings (`warningsContain`, `warningsNotContain`, `warningCount`):
 //   Rust checks the warnings of option parsing. JS returns them in a compaction
-//   result (mixed with EMPTY_MESSAGE_DROPPED / LONE_SURROGATE_REPLACED, which are
+//   result (mixed with EMPTY_MESSAGE_DROPPED, which is
 //   filtered out here) or from `parseConfig` (TOML). For `shouldCompact` and
 //   `config` cases, and for compactions that fail, they are read from a
 //   compaction of a one-message probe with the case's options (mode forced to
@@ -61,7 +61,7 @@ const CONFIG_KEYS = ["effectiveOptions", "tailBudget", "triggerTokens"];
 const SUMMARY_BLOCK_KEYS = ["message", "maxBytes", "maxLines", "maxLineBytes"];
 const WARNING_KEYS = ["warningsContain", "warningsNotContain", "warningCount"];
 /** Result warnings that do not come from the options (Rust's `config.warnings` lacks them). */
-const NOT_OPTION_WARNINGS = new Set(["EMPTY_MESSAGE_DROPPED", "LONE_SURROGATE_REPLACED"]);
+const NOT_OPTION_WARNINGS = new Set(["EMPTY_MESSAGE_DROPPED"]);
 
 /** A failed expectation (the Rust runner's `Err(String)`). */
 class Fail extends Error {}
