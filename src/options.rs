@@ -518,42 +518,46 @@ fn validate(entries: Vec<Entry>) -> Result<ParsedOptions> {
             "reserve_output_tokens" => o.reserve_output_tokens = e.integer(&mut warnings)?,
             "summary_model" => o.summary_model = Some(e.string()?.to_string()),
             "pin" => {
-                o.pin = e
-                    .list("an array of message indices")?
-                    .iter()
-                    .map(|g| match g {
-                        Given::Int(i) if *i >= 0 => Ok(to_usize(*i as u64)),
-                        Given::Float(f) if f.fract() == 0.0 && *f >= 0.0 => Ok(*f as usize),
-                        other => Err(Error::config(format!(
-                            "{}: expected an array of message indices (whole numbers from 0), found {}{}",
-                            e.name,
-                            match other {
-                                Given::Int(_) | Given::Float(_) => "a negative or fractional number",
-                                _ => other.type_name(),
-                            },
-                            e.here()
-                        ))),
-                    })
-                    .collect::<Result<_>>()?;
+                o.pin.clear();
+                for g in e.list("an array of message indices")? {
+                    o.pin.push(match g {
+                        Given::Int(i) if *i >= 0 => to_usize(*i as u64),
+                        Given::Float(f) if f.fract() == 0.0 && *f >= 0.0 => *f as usize,
+                        other => {
+                            return Err(Error::config(format!(
+                                "{}: expected an array of message indices (whole numbers from 0), found {}{}",
+                                e.name,
+                                match other {
+                                    Given::Int(_) | Given::Float(_) => {
+                                        "a negative or fractional number"
+                                    }
+                                    _ => other.type_name(),
+                                },
+                                e.here()
+                            )))
+                        }
+                    });
+                }
             }
             "pin_roles" => {
-                o.pin_roles = e
-                    .list("an array of roles")?
-                    .iter()
-                    .map(|g| match g {
-                        Given::Str(r) if PIN_ROLES.contains(&r.as_str()) => Ok(r.clone()),
-                        other => Err(Error::config(format!(
-                            "{}: expected roles among {}, found {}{}",
-                            e.name,
-                            PIN_ROLES.join(", "),
-                            match other {
-                                Given::Str(r) => Quoted(r).to_string(),
-                                _ => other.type_name().to_string(),
-                            },
-                            e.here()
-                        ))),
-                    })
-                    .collect::<Result<_>>()?;
+                o.pin_roles.clear();
+                for g in e.list("an array of roles")? {
+                    o.pin_roles.push(match g {
+                        Given::Str(r) if PIN_ROLES.contains(&r.as_str()) => r.clone(),
+                        other => {
+                            return Err(Error::config(format!(
+                                "{}: expected roles among {}, found {}{}",
+                                e.name,
+                                PIN_ROLES.join(", "),
+                                match other {
+                                    Given::Str(r) => Quoted(r).to_string(),
+                                    _ => other.type_name().to_string(),
+                                },
+                                e.here()
+                            )))
+                        }
+                    });
+                }
             }
             "show_settings_hint" => o.show_settings_hint = e.boolean()?,
             "random_ids" => o.random_ids = e.boolean()?,

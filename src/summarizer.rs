@@ -114,10 +114,11 @@ pub(crate) fn replies_from_json(text: &str) -> Result<Vec<Reply>> {
     if root.kind() != Kind::Array {
         return Err(Error::input("replies", "expected an array"));
     }
-    root.items()
-        .enumerate()
-        .map(|(i, v)| Reply::from_node(v, i))
-        .collect()
+    let mut replies = Vec::new();
+    for (i, v) in root.items().enumerate() {
+        replies.push(Reply::from_node(v, i)?);
+    }
+    Ok(replies)
 }
 
 /// What the library asks a summarizer for (SPEC §6, "The summarizer").

@@ -179,10 +179,11 @@ pub(crate) fn from_entries_json<'a, N: Node<'a>>(entries: N) -> Result<ParsedOpt
         let [path, v, line, column] = items[..] else {
             return Err(bad());
         };
-        let path: Vec<String> = path
-            .items()
-            .map(|k| k.as_str().map(str::to_string).ok_or_else(bad))
-            .collect::<Result<_>>()?;
+        let mut keys = Vec::new();
+        for k in path.items() {
+            keys.push(k.as_str().ok_or_else(bad)?.to_string());
+        }
+        let path = keys;
         let (line, column) = (line.as_u64().unwrap_or(0), column.as_u64().unwrap_or(0));
         out.push(Entry {
             path,
