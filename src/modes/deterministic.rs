@@ -43,10 +43,14 @@ pub(crate) fn plan(
         .and_then(|i| views[i].texts.get(summary_part(&views[i])?))
         .map(|t| prior_highlights(t));
     let (stays, requests) = staying(views, lead, &pinned, placement);
-    let picked: Vec<usize> = (lead..views.len())
-        .filter(|&i| !replaced_whole(views, prior_at, i) && !stays[i])
-        .collect();
-    let carried: Vec<usize> = (lead..views.len()).filter(|&i| stays[i]).collect();
+    let (mut picked, mut carried) = (Vec::new(), Vec::new());
+    for i in lead..views.len() {
+        if stays[i] {
+            carried.push(i);
+        } else if !replaced_whole(views, prior_at, i) {
+            picked.push(i);
+        }
+    }
     if picked
         .iter()
         .all(|&i| views[i].role == Role::Notice || views[i].is_empty())
@@ -87,12 +91,15 @@ pub(crate) fn plan(
         Some(prior) => {
             let (room_lines, room_bytes) = room(&highlights, &timeline);
             let prior = condense(&prior, room_lines.max(1), room_bytes);
-            let new: Vec<String> = highlights.iter().map(|l| format!("  {l}")).collect();
             lines.push("- Previously compacted context:".into());
-            lines.extend(prior.iter().map(|l| format!("  {l}")));
-            if !new.is_empty() {
+            for l in &prior {
+                lines.push(format!("  {l}"));
+            }
+            if !highlights.is_empty() {
                 lines.push("- Newly compacted context:".into());
-                lines.extend(new);
+                for l in &highlights {
+                    lines.push(format!("  {l}"));
+                }
             }
         }
         None => lines.extend(highlights),
@@ -107,15 +114,16 @@ pub(crate) fn plan(
     );
     let text = format!("{SUMMARY_PREFIX}{PREAMBLE}\n\n{summary}\n\n{DIRECTIVE}");
     let mut warnings = Vec::new();
-    let mut steps = drop_empty((0..lead).map(Step::keep).collect(), views, &mut warnings);
-    let carried = drop_empty(
-        carried
-            .into_iter()
-            .map(|i| carry(views, i, &requests))
-            .collect(),
-        views,
-        &mut warnings,
-    );
+    let mut steps = Vec::with_capacity(lead + carried.len() + 1);
+    for i in 0..lead {
+        steps.push(Step::keep(i));
+    }
+    let mut steps = drop_empty(steps, views, &mut warnings);
+    let mut kept = Vec::with_capacity(carried.len());
+    for &i in &carried {
+        kept.push(carry(views, i, &requests));
+    }
+    let carried = drop_empty(kept, views, &mut warnings);
     steps.extend(carried);
     steps.push(Step::Insert(Synthetic::Summary(text)));
     // Pinned calls keep their answers (or stubs); a pinned assistant does not
@@ -357,12 +365,10 @@ fn fitting_list<'a>(prefix: &str, items: impl Iterator<Item = impl AsRef<str> + 
 /// One timeline line: texts, tool calls and tool results (with their output).
 fn preview(views: &[Message<'_>], i: usize) -> String {
     let m = &views[i];
-    let mut parts: Vec<String> = m
-        .texts
-        .iter()
-        .filter(|t| !t.trim().is_empty())
-        .map(|t| one_line(t, PREVIEW_BYTES))
-        .collect();
+    let mut parts = Vec::new();
+    for t in m.texts.iter().filter(|t| !t.trim().is_empty()) {
+        parts.push(one_line(t, PREVIEW_BYTES));
+    }
     for c in &m.calls {
         parts.push(format!("tool_use {}", describe_call(c)));
     }
