@@ -1412,7 +1412,8 @@ export function compactBody(body, options) {
   const { ok, written } = compactText(body, options, force ? 1 : 0);
   const { meter, compaction } = ok;
   if (compaction === undefined) return { body, compacted: false, meter, warnings: meter.warnings };
-  const out = typeof body === "string" ? textDecoder.decode(written) : written.slice();
+  // (`written` is a view of a copy the glue made out of wasm memory: it is ours)
+  const out = typeof body === "string" ? textDecoder.decode(written) : written;
   const result = { body: out, compacted: true, meter, notice: compaction.notice, warnings: compaction.warnings };
   if (compaction.summary !== undefined) result.summary = compaction.summary;
   return result;
