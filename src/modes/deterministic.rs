@@ -44,8 +44,8 @@ pub(crate) fn plan(
         .map(|t| prior_highlights(t));
     let (stays, requests) = staying(views, lead, &pinned, placement);
     let (mut picked, mut carried) = (Vec::new(), Vec::new());
-    for i in lead..views.len() {
-        if stays[i] {
+    for (i, &stay) in stays.iter().enumerate().skip(lead) {
+        if stay {
             carried.push(i);
         } else if !replaced_whole(views, prior_at, i) {
             picked.push(i);
