@@ -518,3 +518,87 @@ mod tests {
         }
     }
 }
+
+/// Whatever the bytes, reading them never panics (a panic would kill the wasm
+/// instance), and what serde_json reads as JSON reads the same here.
+#[cfg(test)]
+mod proptests {
+    use super::*;
+    use crate::json::serde::to_serde;
+    use crate::json::Node;
+    use proptest::prelude::*;
+
+    /// Bytes that look like JSON: its punctuation, escapes, numbers, some UTF-8.
+    fn jsonish() -> impl Strategy<Value = Vec<u8>> {
+        let piece = prop_oneof![
+            Just(b"{".to_vec()),
+            Just(b"}".to_vec()),
+            Just(b"[".to_vec()),
+            Just(b"]".to_vec()),
+            Just(b",".to_vec()),
+            Just(b":".to_vec()),
+            Just(b"\"".to_vec()),
+            Just(b"\\".to_vec()),
+            Just(b"\\u".to_vec()),
+            Just(b"d83d".to_vec()),
+            Just(b"\\n".to_vec()),
+            Just(b"true".to_vec()),
+            Just(b"null".to_vec()),
+            Just(b"-1.5e3".to_vec()),
+            Just(b" ".to_vec()),
+            Just("é😀".as_bytes().to_vec()),
+            any::<u8>().prop_map(|b| vec![b]),
+            "[a-z]{1,20}".prop_map(String::into_bytes),
+        ];
+        prop::collection::vec(piece, 0..40).prop_map(|p| p.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2048))]
+
+        #[test]
+        fn any_bytes_read_or_say_where_they_stop(bytes in jsonish()) {
+            let serde: Option<serde_json::Value> = serde_json::from_slice(&bytes).ok();
+            match parse_bytes(bytes.clone()) {
+                Ok(parsed) => {
+                    let root = parsed.tape().root();
+                    let _ = root.to_json();
+                    // serde_json refuses lone surrogates, which we keep
+                    if let Some(v) = serde {
+                        prop_assert_eq!(to_serde(&root.to_value()), v);
+                    }
+                    let config = crate::options::from_json_text("").unwrap();
+                    let _ = crate::engine::text::run(&parsed, &config, None, crate::engine::text::Answer::Body);
+                }
+                Err(e) => {
+                    prop_assert!(serde.is_none(), "serde_json reads what we refuse: {}", e);
+                    prop_assert!(e.offset <= bytes.len());
+                }
+            }
+        }
+
+        #[test]
+        fn json_of_any_value_reads_back(v in arbitrary_json()) {
+            let text = serde_json::to_string_pretty(&v).unwrap();
+            let parsed = parse_str(&text).unwrap();
+            prop_assert_eq!(to_serde(&parsed.tape().root().to_value()), v);
+        }
+    }
+
+    fn arbitrary_json() -> impl Strategy<Value = serde_json::Value> {
+        use serde_json::Value as V;
+        let leaf = prop_oneof![
+            Just(V::Null),
+            any::<bool>().prop_map(V::Bool),
+            any::<i32>().prop_map(V::from),
+            "\\PC{0,12}".prop_map(V::String),
+        ];
+        leaf.prop_recursive(4, 40, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(V::Array),
+                prop::collection::vec(("[a-z\"\\\\]{0,6}", inner), 0..6)
+                    .prop_map(|kv| V::Object(kv.into_iter().collect())),
+            ]
+        })
+    }
+}
