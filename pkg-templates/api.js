@@ -1,11 +1,13 @@
 // The package's JS API over the raw wasm exports. Every runtime entry file
 // initialises the wasm module, then re-exports this.
 //
-// Histories cross into wasm as a value tape (src/tape.rs documents it): one walk
-// over the caller's objects writes the structure into a Uint32Array and every
-// string, UTF-8, into one byte buffer — no JSON.stringify, no per-character
-// copying. wasm answers with a plan; messages it kept verbatim come back as input
-// indices and are returned as the caller's own objects (never mutated, never copied).
+// Histories cross into wasm as a value tape (src/json/tape.rs documents it): one
+// walk over the caller's objects writes the structure into a Uint32Array and every
+// string and number, UTF-8, into one byte buffer — no JSON.stringify, no
+// per-character copying. wasm answers with a plan; messages it kept verbatim come
+// back as input indices and are returned as the caller's own objects (never
+// mutated, never copied). JSON text or bytes (compactBody, measureBody,
+// compactJsonString) go to wasm as they are, and are read there.
 import * as raw from "./chat_compaction.js";
 
 /** An error from chat-compaction; `code` is stable (INVALID_INPUT, TOO_SMALL_TO_COMPACT, …). */
@@ -358,7 +360,7 @@ function unchanged(v, recorded, at, depth, answered) {
 
 /**
  * Each message object's cached segment: `{seen, frozen, depth, words, bytes, remapped}`
- * (its tape, position-independent, see src/tape.rs; `frozen`: it can never
+ * (its tape, position-independent, see src/json/tape.rs; `frozen`: it can never
  * change; `depth`: the deepest it was found within the nesting limit, which
  * counts from the root) and, once wasm read it, `by` (the tokenizer) and `record` (see
  * src/memo.rs). Kept while the caller holds the message.

@@ -16,7 +16,7 @@
 //! as `[index, length, record…]`, for the JS layer to keep.
 //!
 //! For `measure` and `estimateTokens` the JS layer writes a message whose
-//! record is known as a *stub* (one tape word, see [`crate::tape`]) instead of
+//! record is known as a *stub* (one tape word, see [`crate::json::tape`]) instead of
 //! its content: the view is rebuilt from the record. Should the history read as
 //! another format than a stub's record was made in, the call is *missed*, and
 //! the JS layer calls again with every message written out.

@@ -1,6 +1,6 @@
 //! The JS side: thin wasm-bindgen exports over the core.
 //!
-//! Histories arrive as a value tape (see [`crate::tape`]) that the package's JS
+//! Histories arrive as a value tape (see [`crate::json::tape`]) that the package's JS
 //! layer writes straight from the caller's objects. Each export returns an
 //! envelope, `{"ok": …}` or `{"error": {"code", "message"}}`; the JS layer turns
 //! error envelopes into `Error` objects with `code`. Nothing here decides anything.
