@@ -1,11 +1,41 @@
 //! A set of names (tool-call ids, tool names, option keys) with a number for
-//! each: the one lookup table the crate uses. Open addressing over an FNV-1a
-//! hash, the names kept in one string; not generic, so the `.wasm` holds one
-//! copy of it where `HashMap`s of five key and value types held five of
+//! each: the one lookup table the crate uses. Open addressing over a seeded
+//! FNV-1a hash, the names kept in one string; not generic, so the `.wasm` holds
+//! one copy of it where `HashMap`s of five key and value types held five of
 //! hashbrown's and SipHash besides (−4 KB gzipped, DESIGN.md).
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// The hash's secret start, so that ids written to collide in a table (one
+/// request of 20,000 such tool calls took 5 s) cannot be written: the JS layer
+/// sets it from `crypto.getRandomValues` (wasm has no entropy of its own);
+/// natively, and until then, it comes from the standard library's random
+/// hash keys.
+static SEED: AtomicU64 = AtomicU64::new(0);
+
+/// Sets the hash's seed (see [`SEED`]).
+#[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))]
+pub(crate) fn set_seed(seed: u64) {
+    SEED.store(seed | 1, Ordering::Relaxed);
+}
+
+fn seed() -> u64 {
+    match SEED.load(Ordering::Relaxed) {
+        0 => {
+            use std::hash::{BuildHasher, Hasher};
+            let fresh = std::collections::hash_map::RandomState::new()
+                .build_hasher()
+                .finish()
+                | 1;
+            SEED.store(fresh, Ordering::Relaxed);
+            fresh
+        }
+        s => s,
+    }
+}
+
 /// Names and their numbers.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Names {
     /// Every name, one after another.
     text: String,
@@ -13,29 +43,37 @@ pub(crate) struct Names {
     /// for a free slot; the length is a power of two.
     slots: Vec<(u32, u32, u64)>,
     len: usize,
+    seed: u64,
 }
 
 const FREE: u32 = u32::MAX;
 
-fn hash(name: &str) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in name.bytes() {
-        h ^= u64::from(b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    h
-}
-
 impl Names {
     /// No names.
     pub(crate) fn new() -> Self {
-        Names::default()
+        Names {
+            text: String::new(),
+            slots: Vec::new(),
+            len: 0,
+            seed: seed(),
+        }
+    }
+
+    /// The slot `name` hashes to in `size` slots: FNV-1a from the seed, then
+    /// the top bits of a multiplication (which every bit of the hash moves).
+    fn home(&self, name: &str, size: usize) -> usize {
+        let mut h = 0xcbf2_9ce4_8422_2325 ^ self.seed;
+        for b in name.bytes() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        (h.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - size.trailing_zeros())) as usize
     }
 
     /// The slot of `name`, or of the free slot where it would go.
     fn slot(&self, name: &str) -> usize {
         let mask = self.slots.len() - 1;
-        let mut at = hash(name) as usize & mask;
+        let mut at = self.home(name, self.slots.len());
         loop {
             let (start, len, _) = self.slots[at];
             if start == FREE {
@@ -105,7 +143,7 @@ impl Names {
                 .text
                 .get(start as usize..(start + len) as usize)
                 .unwrap_or("");
-            let mut at = hash(name) as usize & mask;
+            let mut at = self.home(name, size);
             while self.slots[at].0 != FREE {
                 at = (at + 1) & mask;
             }
@@ -149,5 +187,21 @@ mod tests {
             (names.count("x"), names.count("x"), names.count("y")),
             (0, 1, 0)
         );
+    }
+
+    #[test]
+    fn where_a_name_lands_depends_on_the_seed() {
+        let table = |seed| Names {
+            seed,
+            ..Names::new()
+        };
+        let (one, other) = (table(1), table(0x5eed_0000_0001));
+        let moved = (0..256)
+            .filter(|i| {
+                let name = format!("call_{i}");
+                one.home(&name, 1 << 16) != other.home(&name, 1 << 16)
+            })
+            .count();
+        assert!(moved > 250, "only {moved} of 256 names moved");
     }
 }

@@ -195,3 +195,33 @@ fn bad_bytes_get_a_coded_error_naming_the_byte() {
     let e = compact_body(b"[1, 2]", &config, true).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidInput);
 }
+
+#[test]
+fn a_key_given_twice_is_read_as_json_parse_reads_it_the_last() {
+    let long: Vec<String> = (0..80)
+        .map(|i| {
+            format!(
+                r#"{{"role": "user", "content": "message {i} {}"}}"#,
+                "word ".repeat(200)
+            )
+        })
+        .collect();
+    let text = format!(
+        r#"{{"model": "gpt-4o", "messages": [{{"role": "user", "content": "x"}}], "messages": [{}]}}"#,
+        long.join(",")
+    );
+    let config =
+        options::from_json(&json!({"mode": "recency_preserving", "contextWindow": 8000})).unwrap();
+    let body = compact_body(text.as_bytes(), &config, false).unwrap();
+    assert_eq!(
+        body.meter.per_message.len(),
+        80,
+        "the last messages array is the one read"
+    );
+    let out: Value =
+        serde_json::from_str(&body.text.expect("over the threshold: compacted")).unwrap();
+    // serde_json (as JSON.parse) takes the last key too: the compacted array
+    let value: Value = serde_json::from_str(&text).unwrap();
+    let objects = compact(&value, &config).unwrap();
+    assert_eq!(out["messages"], Value::Array(objects.messages));
+}

@@ -248,18 +248,20 @@ impl<'a> Node<'a> for TapeNode<'a> {
         }
     }
 
+    /// The last member named `key`, as `JSON.parse` takes a key given twice
+    /// (JSON text may hold one; the JS layer's objects cannot).
     fn get(self, key: &str) -> Option<Self> {
         if self.tag() != 6 {
             return None;
         }
-        let mut pos = self.at + 3;
+        let (mut pos, mut found) = (self.at + 3, None);
         for _ in 0..self.count() {
             if self.tape.key_is(pos, self.base, key) {
-                return Some(self.node(pos + 2));
+                found = Some(pos + 2);
             }
             pos = self.tape.next(pos + 2);
         }
-        None
+        found.map(|at| self.node(at))
     }
 
     fn items(self) -> impl Iterator<Item = Self> + 'a {

@@ -354,6 +354,13 @@ pub fn measure_tape(
     )
 }
 
+/// Seeds the hash of the name tables (see `crate::names`) with 64 random bits
+/// the JS layer draws once.
+#[wasm_bindgen(js_name = seedTables)]
+pub fn seed_tables(low: u32, high: u32) {
+    crate::names::set_seed(u64::from(high) << 32 | u64::from(low));
+}
+
 /// Ends the session (see [`session`]): the JS layer calls this before a call
 /// that starts a new one.
 #[wasm_bindgen(js_name = endSession)]
@@ -403,7 +410,10 @@ pub fn compact_text(
         let parsed = text::read(body, "input")?;
         let outcome = text::run(&parsed, c, js.as_ref().map(|j| j as _), answer)?;
         written = outcome.text.as_ref().map(|t| t.len());
-        Ok((crate::json::to_json(&outcome), outcome.text))
+        // (stand-ins of lone surrogates quoted in a summary or notice go back as escapes)
+        let mut w = Writer::restoring(parsed.hidden());
+        outcome.write_json(&mut w);
+        Ok((w.finish(), outcome.text))
     });
     let (json, text) = match body {
         Ok((json, text)) => (Ok(json), text),
