@@ -1,5 +1,5 @@
 // Summarizers for chat-compaction's LLM modes (`structured`, `llm_replace`), written
-// with nothing but fetch, as the README shows them. Each returns a function to
+// with nothing but fetch, as docs/llm-modes.md shows them. Each returns a function to
 // pass as `summarize`; it streams the answer back as an async iterable of text,
 // then reports the provider's token usage. `request.messages` is already in the
 // format of your history, so use the summarizer of the API your history is for.

@@ -604,7 +604,7 @@ export interface CompactionOptions<M = any> {
   toolPruneCharThreshold?: number;
   /**
    * The model's context window in tokens (input + output). Default: the window of
-   * the request's `model` when it is a well-known one (see the README), else 200000.
+   * the request's `model` when it is a well-known one (see docs/api.md), else 200000.
    */
   contextWindow?: number;
   /**

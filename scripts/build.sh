@@ -26,7 +26,8 @@ node node_modules/binaryen/bin/wasm-opt -Oz -ocimfs 20 -sp local-cse --converge 
 step "package files"
 cp -r pkg-templates/. pkg/
 cp README.md LICENSE CHANGELOG.md pkg/
-# The CLI's summarizers are the README's fetch examples, one source for both.
+rm -rf pkg/docs && cp -r docs pkg/docs
+# The CLI's summarizers are docs/llm-modes.md's fetch examples, one source for both.
 cp examples/summarizers.mjs pkg/bin/summarizers.js
 chmod +x pkg/bin/cli.js
 

@@ -16,7 +16,7 @@ const usage = `usage:
                                                         (one line per violation; exit 0 when valid, 1 when not)
   chat-compaction help | --version
 
-OPTIONS (README "Options" has each one's meaning):
+OPTIONS (docs/options.md has each one's meaning):
   --mode MODE                 deterministic (default), recency_preserving, structured, llm_replace
   --config moltis.toml        the [chat.compaction] table of a moltis.toml (flags override it)
   --format FORMAT             openai, anthropic, moltis, openai-responses, ai-sdk, ai-sdk-ui, gemini

@@ -1,6 +1,6 @@
 // A real HTTP round trip for the LLM modes: mock OpenAI-compatible (SSE) and
 // Anthropic (event stream) servers on 127.0.0.1, the fetch-based summarizers of
-// examples/summarizers.mjs (the README's), corpus sessions in every format, from
+// examples/summarizers.mjs (docs/llm-modes.md's), corpus sessions in every format, from
 // Node and from headless Chromium; plus a server that answers 500 and one that hangs.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";

@@ -1,11 +1,11 @@
-// LangChain.js messages through the package, as the README shows it: to the
+// LangChain.js messages through the package, as docs/guides.md shows it: to the
 // OpenAI shape, compacted, and back with LangChain's own coercion.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage, coerceMessageLikeToMessage } from "@langchain/core/messages";
 import { compactSync, validate } from "../../pkg/node.js";
 
-// The README's conversion (section "LangChain.js").
+// docs/guides.md's conversion (section "LangChain.js").
 const ROLES = { human: "user", ai: "assistant", system: "system", tool: "tool" };
 const toOpenAI = (m) => ({
   role: ROLES[m.getType()],

@@ -151,10 +151,10 @@ test("countTokens replaces the estimator everywhere; its failures surface with c
   assert.equal(compactSync(sample).messages.length, 2, "still works afterwards");
 });
 
-test("the README shows examples/summarizers.mjs as it is", () => {
-  const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+test("docs/llm-modes.md shows examples/summarizers.mjs as it is", () => {
+  const readme = readFileSync(new URL("../../docs/llm-modes.md", import.meta.url), "utf8");
   const file = readFileSync(new URL("../../examples/summarizers.mjs", import.meta.url), "utf8");
-  assert.ok(readme.includes("```js\n" + file.trimEnd() + "\n```"), "README's summarizers block differs from examples/summarizers.mjs");
+  assert.ok(readme.includes("```js\n" + file.trimEnd() + "\n```"), "docs/llm-modes.md's summarizers block differs from examples/summarizers.mjs");
 });
 
 test("the JS rule checker judges the shared cases like the Rust one", () => {

@@ -375,7 +375,7 @@ runtime("typescript", () => {
   return `${version} --strict --noEmit, skipLibCheck off: nodenext (ESM + .cts require), node16 (.cts require), bundler, Node-only (@types/node, no DOM), and bare (lib es2022, neither DOM nor @types/node); the SDKs' own types in and out without a cast (${sdkList}); ${expectErrors} @ts-expect-error rejections hold`;
 });
 
-const ALLOWED = [/^[^/]+\.js$/, /^[^/]+\.cjs$/, /^[^/]+\.d\.c?ts$/, /^chat_compaction_bg\.wasm$/, /^bin\/cli\.js$/, /^bin\/summarizers\.js$/, /^README\.md$/, /^LICENSE$/, /^THIRD-PARTY-NOTICES$/, /^CHANGELOG\.md$/, /^package\.json$/];
+const ALLOWED = [/^[^/]+\.js$/, /^[^/]+\.cjs$/, /^[^/]+\.d\.c?ts$/, /^chat_compaction_bg\.wasm$/, /^bin\/cli\.js$/, /^bin\/summarizers\.js$/, /^README\.md$/, /^docs\/[a-z-]+\.md$/, /^LICENSE$/, /^THIRD-PARTY-NOTICES$/, /^CHANGELOG\.md$/, /^package\.json$/];
 
 runtime("pack-contents", () => {
   const dry = JSON.parse(run("npm", ["pack", "--dry-run", "--json", "--loglevel=error"], { cwd: pkgDir }).stdout)[0];
@@ -393,7 +393,7 @@ runtime("pack-contents", () => {
   for (const k of ["main", "module", "types"]) walk(manifest[k]);
   const missing = [...targets].filter((t) => !files.includes(t));
   if (missing.length) throw new Error(`package.json points at files missing from the tarball: ${missing.join(", ")}`);
-  for (const need of ["chat_compaction_bg.wasm", "chat_compaction.js", "api.js", "toml.js", "README.md", "LICENSE", "THIRD-PARTY-NOTICES", "CHANGELOG.md", "bin/cli.js"]) {
+  for (const need of ["chat_compaction_bg.wasm", "chat_compaction.js", "api.js", "toml.js", "README.md", "docs/options.md", "LICENSE", "THIRD-PARTY-NOTICES", "CHANGELOG.md", "bin/cli.js"]) {
     if (!files.includes(need)) throw new Error(`${need} missing from the tarball`);
   }
   // Every relative import / require / new URL(…, import.meta.url) in the shipped files
