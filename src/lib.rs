@@ -8,10 +8,11 @@
 //!     {"role": "user", "content": "Fix the bug in src/main.rs"},
 //!     {"role": "assistant", "content": "Done. Next: add a test."},
 //! ]);
-//! let config = options::from_json(&serde_json::json!({"mode": "deterministic"})).unwrap();
-//! let result = compact(&history, &config).unwrap();
+//! let config = options::from_json(&serde_json::json!({"mode": "deterministic"}))?;
+//! let result = compact(&history, &config)?;
 //! assert_eq!(result.messages.len(), 2); // system prompt + one summary
 //! assert!(result.notice.text.starts_with("🧹 Conversation compacted"));
+//! # Ok::<(), chat_compaction::Error>(())
 //! ```
 //!
 //! The input is untrusted: every malformed message gets an [`Error`] with a
