@@ -14,7 +14,7 @@ rm -rf pkg
 wasm-bindgen --target web --no-typescript --out-dir pkg --out-name chat_compaction "$wasm"
 
 step "wasm-opt -Oz"
-# Measured at equal speed (DESIGN.md, "Package size"): inlining functions that have
+# Measured at equal speed (docs/design-size.md): inlining functions that have
 # one caller only up to 20 bytes, no local-cse and running to a fixed point save
 # about 10 KB gzipped against plain -Oz; the low 1 KB of memory is never used
 # (Rust's stack sits below the data and grows down from 1 MB).
