@@ -91,6 +91,15 @@ fn bytes_of<'p>(parsed: &'p Parsed, node: TapeNode<'_>) -> &'p str {
     parsed.input().get(start..end).unwrap_or("")
 }
 
+/// The input's message array: the root, or a request's messages member.
+fn message_array<'p>(opened: &Opened<'_, 'p, TapeNode<'p>>) -> Option<TapeNode<'p>> {
+    let root = opened.doc.root;
+    match opened.doc.is_request {
+        true => formats::messages_key(root).and_then(|k| root.get(k)),
+        false => Some(root),
+    }
+}
+
 /// Writes the output messages as a JSON array in `w`: kept ones as their input
 /// bytes, with the input's own separators when `spaced`.
 fn messages<'p>(
@@ -106,13 +115,8 @@ fn messages<'p>(
     // "[\n  ", ",\n  ", "\n]" as the input has them
     let (mut open, mut comma, mut close) = ("[", ",", "]");
     if spaced {
-        let array = if opened.doc.is_request {
-            formats::messages_key(opened.doc.root).and_then(|k| opened.doc.root.get(k))
-        } else {
-            Some(opened.doc.root)
-        };
         if let (Some((a0, a1)), Some((f0, _)), Some((_, l1))) = (
-            array.and_then(|a| parsed.span(a)),
+            message_array(opened).and_then(|a| parsed.span(a)),
             span(0),
             span(items.len().saturating_sub(1)),
         ) {
@@ -143,13 +147,8 @@ fn body<'p>(
     output: &[OutputMessage],
 ) -> String {
     let input = parsed.input();
-    let root = opened.doc.root;
     let mut w = Writer::restoring(parsed.hidden());
-    let array = match opened.doc.is_request {
-        true => formats::messages_key(root).and_then(|k| root.get(k)),
-        false => Some(root),
-    };
-    let (a0, a1) = array
+    let (a0, a1) = message_array(opened)
         .and_then(|a| parsed.span(a))
         .unwrap_or((0, input.len()));
     w.raw(input.get(..a0).unwrap_or(""));

@@ -400,7 +400,6 @@ pub fn compact_text(
         2 => text::Answer::Result,
         _ => text::Answer::Meter,
     };
-    let mut written = None;
     let config = from_json_text(options);
     let body = config.as_ref().map_err(Clone::clone).and_then(|c| {
         let fallback = Estimator(c.options.tokenizer);
@@ -409,7 +408,6 @@ pub fn compact_text(
             .map(|count| JsCounter { count, fallback });
         let parsed = text::read(body, "input")?;
         let outcome = text::run(&parsed, c, js.as_ref().map(|j| j as _), answer)?;
-        written = outcome.text.as_ref().map(|t| t.len());
         // (stand-ins of lone surrogates quoted in a summary or notice go back as escapes)
         let mut w = Writer::restoring(parsed.hidden());
         outcome.write_json(&mut w);
@@ -420,10 +418,11 @@ pub fn compact_text(
         Err(e) => (Err(noting_unknown(e, &config)), None),
     };
     let json = envelope(json);
-    let mut out = Vec::with_capacity(4 + json.len() + written.unwrap_or(0));
+    let text = text.unwrap_or_default();
+    let mut out = Vec::with_capacity(4 + json.len() + text.len());
     out.extend_from_slice(&(json.len() as u32).to_le_bytes());
     out.extend_from_slice(json.as_bytes());
-    out.extend_from_slice(text.unwrap_or_default().as_bytes());
+    out.extend_from_slice(text.as_bytes());
     out
 }
 
