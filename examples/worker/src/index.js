@@ -73,19 +73,19 @@ async function handle(request, env) {
   // (deterministic first: decided here, compacted below with the newest request pinned)
   const measureOnly = config.modes[0] !== "recency_preserving";
   let decided;
+  let failed;
   try {
     decided = measureOnly ? { meter: measureBody(bytes, options), compacted: false } : compactBody(bytes, { ...options, mode: config.modes[0] });
   } catch (e) {
     if (e?.code === "INVALID_INPUT" && /not valid JSON/.test(e.message)) {
       return error(api, 400, "invalid_json", `the body is not valid JSON: ${e.message.replace(/^input: not valid JSON: /, "")}`);
     }
-    const shape = notAnObject(bytes);
-    if (shape !== undefined) return shape(api);
-    // Over the threshold, but the first mode cannot shrink it: the fallback below.
-    if (e?.code !== "TOO_SMALL_TO_COMPACT") return libraryError(api, e);
+    failed = e;
   }
   const shape = notAnObject(bytes);
   if (shape !== undefined) return shape(api);
+  // Over the threshold, but the first mode cannot shrink it: the fallback below.
+  if (failed !== undefined && failed?.code !== "TOO_SMALL_TO_COMPACT") return libraryError(api, failed);
   if (decided !== undefined && decided.meter.perMessage.length === 0) {
     return error(api, 400, "invalid_request", 'the body must have a non-empty "messages" array, got an empty array');
   }
