@@ -128,7 +128,7 @@ pub fn compact_body(input: &[u8], config: &ParsedOptions, force: bool) -> Result
 /// input's bytes.
 pub fn compact_json(input: &str, options: &str) -> Result<String> {
     let config = options::from_json_text(options)?;
-    let parsed = engine::text::read(input.as_bytes().to_vec(), "history")?;
+    let parsed = engine::text::read_str(input, "history")?;
     let outcome = engine::text::run(&parsed, &config, None, engine::text::Answer::Result)?;
     Ok(outcome.text.unwrap_or_default())
 }

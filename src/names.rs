@@ -79,7 +79,7 @@ impl Names {
             if start == FREE {
                 return at;
             }
-            if self.text.get(start as usize..(start + len) as usize) == Some(name) {
+            if self.text.get(start as usize..start as usize + len as usize) == Some(name) {
                 return at;
             }
             at = (at + 1) & mask;
@@ -97,17 +97,23 @@ impl Names {
 
     /// Adds `name` with `number` unless it is there: `true` when it was added.
     pub(crate) fn insert(&mut self, name: &str, number: u64) -> bool {
+        self.entry(name, number).1
+    }
+
+    /// The slot of `name`, added with `number` unless it is there, and whether
+    /// it was added (one probe for both).
+    fn entry(&mut self, name: &str, number: u64) -> (usize, bool) {
         if (self.len + 1) * 4 > self.slots.len() * 3 {
             self.grow();
         }
         let at = self.slot(name);
         if self.slots[at].0 != FREE {
-            return false;
+            return (at, false);
         }
         self.slots[at] = (self.text.len() as u32, name.len() as u32, number);
         self.text.push_str(name);
         self.len += 1;
-        true
+        (at, true)
     }
 
     /// Adds `name` (number 0) unless it is there.
@@ -117,12 +123,14 @@ impl Names {
 
     /// Adds one to the number of `name` (from 0); the number before.
     pub(crate) fn count(&mut self, name: &str) -> u64 {
-        if !self.insert(name, 1) {
-            let at = self.slot(name);
-            self.slots[at].2 += 1;
-            return self.slots[at].2 - 1;
+        match self.entry(name, 1) {
+            (_, true) => 0,
+            (at, false) => {
+                let before = self.slots[at].2;
+                self.slots[at].2 = before.saturating_add(1);
+                before
+            }
         }
-        0
     }
 
     /// Forgets every name (keeping the room they took).
@@ -141,7 +149,7 @@ impl Names {
         for (start, len, number) in old.into_iter().filter(|s| s.0 != FREE) {
             let name = self
                 .text
-                .get(start as usize..(start + len) as usize)
+                .get(start as usize..start as usize + len as usize)
                 .unwrap_or("");
             let mut at = self.home(name, size);
             while self.slots[at].0 != FREE {

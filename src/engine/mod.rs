@@ -408,7 +408,7 @@ impl<'v, 'a, N: Node<'a>> Opened<'v, 'a, N> {
                 fits,
                 compaction_input_tokens: usage.input_tokens,
                 compaction_output_tokens: usage.output_tokens,
-                compaction_total_tokens: usage.input_tokens + usage.output_tokens,
+                compaction_total_tokens: usage.input_tokens.saturating_add(usage.output_tokens),
                 usage_estimated: estimated,
                 settings_hint: hint.then(|| notice::SETTINGS_HINT.to_string()),
                 options: o.clone(),

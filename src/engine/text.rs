@@ -48,7 +48,16 @@ pub(crate) enum Answer {
 /// Reads `bytes` as JSON; `INVALID_INPUT` naming `what` (the input, the
 /// history) and the byte, line and column where it is not JSON.
 pub(crate) fn read(bytes: Vec<u8>, what: &str) -> Result<Parsed> {
-    parse::parse_bytes(bytes).map_err(|e| Error::input(what, format!("not valid JSON: {e}")))
+    parse::parse_bytes(bytes).map_err(|e| not_json(what, e))
+}
+
+/// [`read`] for text already known to be UTF-8.
+pub(crate) fn read_str(text: &str, what: &str) -> Result<Parsed> {
+    parse::parse(text.to_owned()).map_err(|e| not_json(what, e))
+}
+
+fn not_json(what: &str, e: parse::ParseError) -> Error {
+    Error::input(what, format!("not valid JSON: {e}"))
 }
 
 /// Meters and (as `answer` says) compacts the JSON text `parsed`, with the
@@ -85,10 +94,16 @@ pub(crate) fn run(
     })
 }
 
-/// The input's text of a node of the first levels (every message is one).
-fn bytes_of<'p>(parsed: &'p Parsed, node: TapeNode<'_>) -> &'p str {
-    let (start, end) = parsed.span(node).unwrap_or((0, 0));
-    parsed.input().get(start..end).unwrap_or("")
+/// Writes a kept node as its input bytes (the parser notes where every node of
+/// the first levels lies, so every message has them), else as JSON.
+fn kept(w: &mut Writer, parsed: &Parsed, node: TapeNode<'_>) {
+    match parsed
+        .span(node)
+        .and_then(|(s, e)| parsed.input().get(s..e))
+    {
+        Some(bytes) => w.raw(bytes),
+        None => w.node(node),
+    }
 }
 
 /// The input's message array: the root, or a request's messages member.
@@ -133,7 +148,10 @@ fn messages<'p>(
             w.raw(comma);
         }
         match o {
-            OutputMessage::Kept(i) => w.raw(items.get(*i).map_or("null", |m| bytes_of(parsed, *m))),
+            OutputMessage::Kept(i) => match items.get(*i) {
+                Some(m) => kept(w, parsed, *m),
+                None => w.raw("null"),
+            },
             OutputMessage::New(v) => w.value(v),
         }
     }

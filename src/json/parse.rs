@@ -120,6 +120,13 @@ pub(crate) fn parse(text: String) -> Result<Parsed, ParseError> {
             "a byte order mark (U+FEFF), which JSON text does not start with: strip it",
         ));
     }
+    // Positions are kept as u32, and unescaped strings are stored after the text.
+    if text.len() > (u32::MAX / 2) as usize {
+        return Err(ParseError::new(
+            0,
+            "a text over 2 GiB, which is more than this reader takes",
+        ));
+    }
     let mut p = Parser {
         s: &text,
         b: text.as_bytes(),

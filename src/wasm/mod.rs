@@ -102,10 +102,9 @@ type Pre<'r> =
 type Run<'r> =
     dyn for<'v, 'a> Fn(&Opened<'v, 'a, TapeNode<'a>>, &dyn TokenCounter) -> Result<String> + 'r;
 
-/// The history's value tape (`words`, `bytes`) and how the call stands to the
-/// session (`session`: the one the JS layer refers to, 0 for none; `prefix`:
-/// how many messages it sent as `earlier` nodes; `keep`: hold this history in
-/// the session).
+/// The history's value tape and, when the call stands on the session (messages
+/// the JS layer sent as `earlier` nodes) or keeps its history there, its link
+/// to it.
 struct History {
     tape: session::Chunk,
     link: Option<session::Link>,
