@@ -164,15 +164,25 @@ fn body<'p>(
     opened: &Opened<'_, 'p, TapeNode<'p>>,
     output: &[OutputMessage],
 ) -> String {
-    let input = parsed.input();
     let mut w = Writer::restoring(parsed.hidden());
+    write_body(&mut w, parsed, opened, output);
+    w.finish()
+}
+
+/// Writes [`body`] in `w`.
+fn write_body<'p>(
+    w: &mut Writer,
+    parsed: &Parsed,
+    opened: &Opened<'_, 'p, TapeNode<'p>>,
+    output: &[OutputMessage],
+) {
+    let input = parsed.input();
     let (a0, a1) = message_array(opened)
         .and_then(|a| parsed.span(a))
         .unwrap_or((0, input.len()));
     w.raw(input.get(..a0).unwrap_or(""));
-    messages(&mut w, parsed, opened, output, true);
+    messages(w, parsed, opened, output, true);
     w.raw(input.get(a1..).unwrap_or(""));
-    w.finish()
 }
 
 /// `{messages, notice, warnings, summary?, request?}`, as `JSON.stringify` of
@@ -192,7 +202,7 @@ fn result<'p>(
     w.field_some("summary", planned.summary.as_ref());
     if opened.doc.is_request {
         w.key("request");
-        w.raw(&body(parsed, opened, &planned.output));
+        write_body(&mut w, parsed, opened, &planned.output);
     }
     w.close();
     w.finish()
