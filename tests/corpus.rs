@@ -129,6 +129,18 @@ fn every_corpus_conversation_compacts_correctly_in_both_offline_modes() {
                     );
                     not_fitting += 1;
                 }
+                if mode == "recency_preserving" {
+                    // The newest request of the person is never elided or cut.
+                    let request = msgs.iter().rev().find(|m| {
+                        m["role"] == "user"
+                            && m["content"]
+                                .as_str()
+                                .is_some_and(|t| !t.starts_with("[Conversation "))
+                    });
+                    if let Some(request) = request {
+                        assert!(out.contains(request), "{ctx}: the newest request is gone");
+                    }
+                }
                 if mode == "recency_preserving"
                     && out.iter().any(is_marker)
                     && !warned("TEXTS_SHORTENED")
@@ -154,12 +166,22 @@ fn every_corpus_conversation_compacts_correctly_in_both_offline_modes() {
                 if mode == "deterministic" {
                     let all_systems: Vec<&Value> =
                         msgs.iter().filter(|m| m["role"] == "system").collect();
-                    assert_eq!(out.len(), all_systems.len() + 1, "{ctx}");
+                    let s = all_systems.len();
                     assert_eq!(
-                        out[..all_systems.len()].iter().collect::<Vec<_>>(),
+                        out[..s].iter().collect::<Vec<_>>(),
                         all_systems,
                         "{ctx}: system messages not kept"
                     );
+                    // The summary, then only what closes the history, verbatim:
+                    // the request being answered, or a turn whose tools still run.
+                    let summary = out[s].to_string().contains("[Conversation Summary]");
+                    assert!(summary, "{ctx}: no summary after the systems");
+                    let closing = &out[s + 1..];
+                    assert_eq!(closing, &msgs[msgs.len() - closing.len()..], "{ctx}");
+                    let last = msgs.last().unwrap();
+                    if last["role"] == "user" && last["content"].is_string() {
+                        assert_eq!(out.last(), Some(last), "{ctx}: the request was folded");
+                    }
                 }
             }
         }

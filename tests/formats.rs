@@ -365,7 +365,8 @@ fn bad_input_in_the_newer_formats_is_a_located_error_and_the_library_goes_on() {
         assert_eq!(e.kind(), ErrorKind::InvalidConfig, "{bad}");
     }
     // the library still works after every error
-    assert!(compact(&json!([{"role": "user", "content": "hi"}]), &config).is_ok());
+    let fine = json!([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yes"}]);
+    assert!(compact(&fine, &config).is_ok());
 }
 
 #[test]

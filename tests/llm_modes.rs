@@ -617,15 +617,14 @@ fn a_500k_token_history_gives_a_request_within_the_window() {
             );
             assert!(r.warnings.iter().any(|w| w.code == "SUMMARY_INPUT_SHRUNK"));
             rules::check("openai", &req.messages).expect("valid request");
-            let newest = if mode == "llm_replace" {
-                text // the summarizer sees the newest request
-            } else {
-                serde_json::to_string(&r.messages).unwrap() // it stays in the tail
-            };
+            // The request being answered stays, after the summary, and is not
+            // summarized.
+            let last = r.messages.last().unwrap()["content"].as_str().unwrap();
             assert!(
-                newest.contains("now ship it"),
+                last.starts_with("now ship it"),
                 "{mode} {window}: the newest request is kept"
             );
+            assert!(!text.contains("now ship it"), "{mode}: summarized too");
         }
     }
 }

@@ -222,8 +222,10 @@ fn a_request_s_model_picks_the_tokenizer_unless_one_is_given() {
         "/tests/fixtures/estimates/models.json"
     );
     let cases: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let messages =
-        json!([{"role": "user", "content": "How many tokens is this question, really?"}]);
+    let messages = json!([
+        {"role": "user", "content": "How many tokens is this question, really?"},
+        {"role": "assistant", "content": "About ten."}
+    ]);
     let none = config(json!({}));
     for case in &cases {
         let request = json!({"model": case["model"], "messages": messages});

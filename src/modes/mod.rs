@@ -51,8 +51,9 @@ pub(crate) fn drop_empty(plan: Plan, views: &[Message<'_>], warnings: &mut Vec<W
 ///   after a user turn: so it goes before the first kept assistant that opens
 ///   the messages or follows another assistant it was not next to in the input
 ///   (an earlier summary that opened the head was replaced; pins lead);
-/// - in every format, it never goes into the turn whose calls are still running
-///   at the end (its results are appended next), but before it.
+/// - in every format, it never goes into or after the [`closing_turn`] (a turn
+///   whose calls are still running, or the request the history ends with), but
+///   before it.
 pub(crate) fn place_added(steps: &mut Plan, views: &[Message<'_>], placement: ResultsPlacement) {
     let Some(at) = steps.iter().position(|s| {
         matches!(
@@ -67,7 +68,7 @@ pub(crate) fn place_added(steps: &mut Plan, views: &[Message<'_>], placement: Re
         Step::Insert(_) => None,
     };
     let role = |i: usize| views[i].role;
-    let running = running_turn(views);
+    let running = closing_turn(views);
     let mut to = at;
     if placement == ResultsPlacement::NextUserMessage {
         let mut before: Option<usize> = None;
@@ -136,18 +137,34 @@ pub(crate) fn running_turn(views: &[Message<'_>]) -> Option<usize> {
         .then_some(start)
 }
 
+/// Where the messages start that every mode keeps verbatim after its summary or
+/// marker: the turn whose tools are still running, else the person's request
+/// the history ends with (the question about to be answered; UI-only notices
+/// after it stay too). A difference from Moltis, whose whole-history modes fold
+/// that question into the summary.
+pub(crate) fn closing_turn(views: &[Message<'_>]) -> Option<usize> {
+    if let Some(start) = running_turn(views) {
+        return Some(start);
+    }
+    let last = views.iter().rposition(|m| m.role != Role::Notice)?;
+    let m = &views[last];
+    let own = m.role == Role::User && !m.has_results() && !m.is_empty() && !m.is_written();
+    own.then_some(last)
+}
+
 /// What a whole-history mode keeps besides the leading system messages and its
-/// summary: pins, a turn whose tools are still running at the end (its results
-/// are appended next), and the requests [`closing_requests`] finds. Whether each
-/// message stays, and those requests (for [`carry`]).
+/// summary: pins, the [`closing_turn`] (after the summary), and the requests
+/// [`closing_requests`] finds. Whether each message stays, and the kept
+/// requests of the person (for [`carry`]).
 pub(crate) fn staying(
     views: &[Message<'_>],
     lead: usize,
     pinned: &[bool],
     placement: ResultsPlacement,
 ) -> (Vec<bool>, Vec<usize>) {
-    let end = running_turn(views).unwrap_or(views.len());
-    let requests = closing_requests(views, lead, pinned, end, placement);
+    let end = closing_turn(views).unwrap_or(views.len());
+    let mut requests = closing_requests(views, lead, pinned, end, placement);
+    requests.extend((end..views.len()).filter(|&i| views[i].role == Role::User));
     let stays = (0..views.len())
         .map(|i| pinned[i] || i >= end || requests.contains(&i))
         .collect();
@@ -236,7 +253,7 @@ pub(crate) fn nothing_to_summarize(after_summary: bool) -> Error {
         if after_summary {
             "nothing was added since the last summary: there is nothing new to summarize"
         } else {
-            "everything after the system messages stays as it is (pinned, or a turn whose tools are still running): there is nothing to summarize"
+            "everything after the system messages stays as it is (pinned, a turn whose tools are still running, or the request the history ends with): there is nothing to summarize"
         },
     )
 }

@@ -208,24 +208,24 @@ impl<'v, 'a> Shape<'v, 'a> {
         })
     }
 
-    /// Whether message `i` stays even when it lies between head and tail
-    /// (the newest request too, once the tail gave way past it).
-    pub(crate) fn stays(&self, i: usize, l: &Layout) -> bool {
-        self.pinned[i] || Some(i) == self.summary || (l.shortened && Some(i) == self.request)
+    /// Whether message `i` stays even when it lies between head and tail: pins,
+    /// the earlier summary recency keeps, and the newest request of the person
+    /// (never elided, whatever the tail).
+    pub(crate) fn stays(&self, i: usize) -> bool {
+        self.pinned[i] || Some(i) == self.summary || Some(i) == self.request
     }
 
     /// The messages between head and tail that stay (in order).
     pub(crate) fn carried(&self, l: &Layout) -> Vec<usize> {
         (l.w.head_end..l.w.tail_start)
-            .filter(|&i| self.stays(i, l))
+            .filter(|&i| self.stays(i))
             .collect()
     }
 
     /// Whether anything between head and tail would be elided: anything but
     /// what stays there and UI-only notices.
     pub(crate) fn elides(&self, l: &Layout) -> bool {
-        (l.w.head_end..l.w.tail_start)
-            .any(|i| !self.stays(i, l) && self.views[i].role != Role::Notice)
+        (l.w.head_end..l.w.tail_start).any(|i| !self.stays(i) && self.views[i].role != Role::Notice)
     }
 
     /// The caller's texts that layout `l`'s kept messages hold after a part an

@@ -68,7 +68,7 @@ pub(crate) fn step(
         }
     };
     let picked: Vec<usize> = (layout.w.head_end..layout.w.tail_start)
-        .filter(|&i| !replaced_whole(views, replaced, i) && !shape.stays(i, &layout))
+        .filter(|&i| !replaced_whole(views, replaced, i) && !shape.stays(i))
         .collect();
     // Pins, UI-only notices or the earlier summary itself may be all there is
     // between head and tail: then nothing is new, there is nothing to summarize

@@ -339,8 +339,7 @@ pub(crate) struct Layout {
     /// Whether tool outputs inside the protected tail are pruned too (all but
     /// those of the newest tool group).
     pub prune_tail: bool,
-    /// Whether the tail gave way past where the window put it: then the newest
-    /// request stays verbatim even when it now lies between head and tail.
+    /// Whether the tail gave way past where the window put it.
     pub shortened: bool,
 }
 

@@ -19,7 +19,7 @@ const roles = (messages) => messages.map((m) => m.role).join(",");
 const isAdded = (m) => JSON.stringify(m).includes("[Conversation Summary]") || JSON.stringify(m).includes("[Conversation Compacted]");
 
 test("a structured compaction that replaces a summary opening the head still opens with a user turn", async () => {
-  const first = compactSync({ model: "claude-sonnet-4-5", max_tokens: 1024, system: "Be helpful.", messages: [{ role: "user", content: "start " + filler(3000) }, ...Array.from({ length: 20 }, (_, i) => ({ role: i % 2 ? "user" : "assistant", content: `turn ${i} ` + filler(1500) }))] }, { contextWindow: 8000 });
+  const first = compactSync({ model: "claude-sonnet-4-5", max_tokens: 1024, system: "Be helpful.", messages: [{ role: "user", content: "start " + filler(3000) }, ...Array.from({ length: 21 }, (_, i) => ({ role: i % 2 ? "user" : "assistant", content: `turn ${i} ` + filler(1500) }))] }, { contextWindow: 8000 });
   assert.equal(first.messages[0].role, "user");
   const next = { ...first.request, messages: [...first.request.messages, ...Array.from({ length: 20 }, (_, i) => ({ role: i % 2 ? "user" : "assistant", content: `later ${i} ` + filler(1500) }))] };
   const r = await compact(next, { mode: "structured", contextWindow: 8000, summarize });

@@ -698,7 +698,7 @@ test("parseConfig's options pass on as they are: without context_window the requ
 
 test("a request's well-known model picks the tokenizer unless one is given, as the Rust API does (models.json)", () => {
   const cases = JSON.parse(readFileSync(new URL("../fixtures/estimates/models.json", import.meta.url), "utf8"));
-  const messages = [{ role: "user", content: "How many tokens is this question, really?" }];
+  const messages = [{ role: "user", content: "How many tokens is this question, really?" }, { role: "assistant", content: "About ten." }];
   for (const { model, tokenizer } of cases) {
     const request = { model, messages };
     const m = measure(request);

@@ -366,7 +366,10 @@ describe("worker proxy in workerd", () => {
     const { notice, forwarded } = checkCompacted(sent, got, r, "anthropic", { contextWindow: 16_000 });
     assert.equal(notice.mode, "deterministic");
     assert.equal(notice.window, 16_000);
-    assert.deepEqual(forwarded.messages.at(-2), sent.messages.at(-1), "the newest request (pinned) kept verbatim");
+    // (Anthropic turns alternate: the summary is merged into the request's message, before its text)
+    const last = forwarded.messages.at(-1);
+    assert.ok(last.content[0].text.startsWith("[Conversation Summary]"));
+    assert.deepEqual(last.content.at(-1), { type: "text", text: sent.messages.at(-1).content }, "the closing request kept whole, after the summary");
   });
 
   test("a request that cannot fit is answered 413 with the numbers, and not forwarded", async () => {

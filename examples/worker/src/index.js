@@ -164,7 +164,9 @@ function notAnObject(bytes) {
 /**
  * The indices to keep verbatim in deterministic mode: the newest request of the
  * person (the last user message with more than tool results in it) and the last
- * message (with its tool call or result, which the library pins along).
+ * message (with its tool call or result, which the library pins along). A
+ * request that ends the history needs no pin: every mode keeps it, after the
+ * summary.
  */
 function newest(messages) {
   const last = messages.length - 1;
@@ -172,7 +174,7 @@ function newest(messages) {
     const m = messages[i];
     if (m?.role !== "user") continue;
     const ownWords = typeof m.content === "string" || (Array.isArray(m.content) && m.content.some((part) => part?.type !== "tool_result"));
-    if (ownWords) return i === last ? [last] : [i, last];
+    if (ownWords) return i === last ? [] : [i, last];
   }
   return [last];
 }
