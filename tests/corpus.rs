@@ -189,3 +189,60 @@ fn every_corpus_conversation_compacts_correctly_in_both_offline_modes() {
     eprintln!("{runs} compactions checked, {too_small} correctly refused as too small, {not_fitting} do not fit (and say so)");
     assert!(runs > 900, "too few compactions ran: {runs}");
 }
+
+/// Pruning inside the protected tail stops as soon as the result fits: on the
+/// coding sessions in every format at 4K–16K windows, after TAIL_PRUNED the
+/// result uses most of what it may (every tool output but the newest round's
+/// pruned, it used 42–49%). A run that uses less is one where a single large
+/// output had to go (no pruned output could come back: `choose`'s unit tests).
+#[test]
+fn tail_pruning_stops_once_the_result_fits() {
+    use common::convert::convert;
+    let mut convs = corpus::swecontext();
+    convs.extend(corpus::swecontext_more());
+    convs.extend(corpus::swe_agent());
+    if convs.is_empty() {
+        corpus::missing(true);
+        return;
+    }
+    let mut used = Vec::new();
+    for conv in &convs {
+        let input: Value = serde_json::from_str(&conv.json).unwrap();
+        let mut docs = vec![(conv.format.to_string(), input.clone())];
+        if conv.format == "openai" {
+            for f in ["openai-responses", "ai-sdk", "ai-sdk-ui", "gemini"] {
+                docs.push((f.to_string(), convert(&input, f, 1)));
+            }
+        }
+        for (format, doc) in &docs {
+            for window in [4_096u64, 8_192, 12_288, 16_384] {
+                let opts = json!({"mode": "recency_preserving", "contextWindow": window, "format": format});
+                let config = options::from_json(&opts).unwrap();
+                let Ok(r) = compact(doc, &config) else {
+                    continue;
+                };
+                if r.warnings.iter().any(|w| w.code == "TAIL_PRUNED") {
+                    let share =
+                        r.notice.tokens_after as f64 / config.options.trigger_tokens() as f64;
+                    assert!(share <= 1.0, "{} {format} {window}: {share}", conv.name);
+                    used.push(share);
+                }
+            }
+        }
+    }
+    used.sort_by(f64::total_cmp);
+    let median = used[used.len() / 2];
+    let full = used.iter().filter(|&&u| u >= 0.85).count();
+    eprintln!(
+        "{} runs pruned inside the tail: median {median:.2} of the target, {full} at 85% or more, least {:.2}",
+        used.len(),
+        used[0]
+    );
+    assert!(
+        used.len() > 100,
+        "too few runs pruned the tail: {}",
+        used.len()
+    );
+    assert!(median >= 0.95, "median {median}");
+    assert!(full * 100 >= used.len() * 85, "{full} of {}", used.len());
+}

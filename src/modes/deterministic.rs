@@ -5,8 +5,8 @@ use crate::error::Result;
 use crate::formats::ResultsPlacement;
 use crate::message::{Message, Role};
 use crate::modes::{
-    carry, drop_empty, is_summary, newest_summary, nothing_to_summarize, place_added, replaced_whole, staying,
-    summary_part, Decision,
+    carry, drop_empty, is_summary, newest_summary, nothing_to_summarize, place_added,
+    replaced_whole, staying, summary_part, Decision,
 };
 use crate::options::Options;
 use crate::plan::bound::{bound, SUMMARY_BUDGET};
@@ -369,7 +369,11 @@ fn preview(views: &[Message<'_>], i: usize) -> String {
     // An earlier summary merged into the caller's message is merged as the
     // earlier context, not repeated here.
     let merged = |t: &str| is_summary(t.trim()) && m.own_text().is_some();
-    for t in m.texts.iter().filter(|t| !t.trim().is_empty() && !merged(t)) {
+    for t in m
+        .texts
+        .iter()
+        .filter(|t| !t.trim().is_empty() && !merged(t))
+    {
         parts.push(one_line(t, PREVIEW_BYTES));
     }
     for c in &m.calls {

@@ -10,9 +10,9 @@ use crate::modes::{
 };
 use crate::options::{Options, Warning};
 use crate::plan::facts::{gather, read_marker, Facts, LATEST_REQUEST, TOOLS_USED};
-use crate::plan::fit::{cut_texts, layout, plan_tokens, Layout};
+use crate::plan::fit::{cut_texts, layout, plan_tokens, Layout, ALL};
 use crate::plan::pairs::repair;
-use crate::plan::prune::edits_for;
+use crate::plan::prune::{cuts, Cut};
 use crate::plan::window::{
     align_back, group_starts, newest_group, newest_request, pinned, suffix_within, window, Window,
 };
@@ -21,6 +21,7 @@ use crate::text::{count, list, one_line, MARKER_PREFIX};
 use crate::tokens::TokenCounter;
 
 use std::cell::RefCell;
+use std::collections::BTreeSet;
 use std::ops::Range;
 
 /// What a marker depends on: the middle's bounds and the messages carried out of it.
@@ -34,7 +35,7 @@ pub(crate) fn plan(
     counter: &dyn TokenCounter,
     fixed: u64,
 ) -> Result<Decision> {
-    let shape = Shape::new(views, options, placement, true, fixed);
+    let shape = Shape::new(views, options, placement, true, fixed, counter);
     let target = shape.target;
     let w = match shape.in_place(counter) {
         Ok(w) => w,
@@ -72,7 +73,7 @@ pub(crate) fn plan(
         // for nothing (the notice says it does not fit).
         decision = build(&Layout {
             w,
-            prune_tail: false,
+            prune_tail: 0,
             shortened: false,
         });
     }
@@ -99,6 +100,8 @@ pub(crate) struct Shape<'v, 'a> {
     pub target: u64,
     /// The newest earlier summary stays (recency); a new one replaces it (structured).
     keep_summary: bool,
+    /// What pruning inside the tail weighs its cuts with.
+    counter: &'v dyn TokenCounter,
 }
 
 /// The result when pruning in place settles it, else the window to lay out.
@@ -114,6 +117,7 @@ impl<'v, 'a> Shape<'v, 'a> {
         placement: ResultsPlacement,
         keep_summary: bool,
         fixed: u64,
+        counter: &'v dyn TokenCounter,
     ) -> Self {
         Shape {
             views,
@@ -125,6 +129,7 @@ impl<'v, 'a> Shape<'v, 'a> {
             newest: newest_group(views),
             target: options.trigger_tokens().saturating_sub(fixed).max(1),
             keep_summary,
+            counter,
         }
     }
 
@@ -136,7 +141,7 @@ impl<'v, 'a> Shape<'v, 'a> {
         let w = window(views, options);
         let configured = Layout {
             w,
-            prune_tail: false,
+            prune_tail: 0,
             shortened: false,
         };
         if self.elides(&configured) {
@@ -144,7 +149,7 @@ impl<'v, 'a> Shape<'v, 'a> {
         }
         let target = self.target;
         let all: Plan = (0..views.len()).map(Step::keep).collect();
-        let in_place = prune_in_place(views, options, self.placement, &self.pinned);
+        let in_place = prune_in_place(self);
         let tail_start = w.tail_start.max(w.head_end);
         // Only a tail that can give way (a tool group starts after the head, up to
         // the newest round) makes eliding worth it.
@@ -250,8 +255,8 @@ impl<'v, 'a> Shape<'v, 'a> {
 
     /// Head + `carried` (messages of the middle that stay, in order) + `middle`
     /// (the marker, or a summary; none when nothing is elided) + tail; old tool
-    /// outputs pruned (outside the last `tail_min × 3` messages, or, with
-    /// `prune_tail`, all but the newest turn's), empty messages dropped, tool
+    /// outputs pruned (outside the last `tail_min × 3` messages, and inside
+    /// them the `prune_tail` largest, never the newest turn's), empty messages dropped, tool
     /// pairs repaired. `replaced` is a message of head or tail left out (an
     /// earlier summary the new one replaces).
     pub(crate) fn splice(
@@ -283,17 +288,27 @@ impl<'v, 'a> Shape<'v, 'a> {
         let first = steps.len() + usize::from(adds);
         steps.extend(middle.map(Step::Insert));
         steps.extend((w.tail_start..views.len()).filter_map(keep));
-        let end = if l.prune_tail {
-            steps
-                .iter()
-                .position(|s| matches!(s, Step::Keep { index, .. } if *index >= self.newest))
-                .unwrap_or(steps.len())
-                .max(first)
-        } else {
-            steps.len().saturating_sub(w.tail_min * 3)
-        };
-        let (steps, _) = prune(steps, first..end, views, self.options, &self.pinned);
+        // Old tool outputs are pruned up to the last `tail_min × 3` messages;
+        // those of the protected tail (never the newest turn's) only as far as
+        // the layout says, the largest first.
+        let newest = steps
+            .iter()
+            .position(|s| matches!(s, Step::Keep { index, .. } if *index >= self.newest))
+            .unwrap_or(steps.len());
+        let protected = steps.len().saturating_sub(w.tail_min * 3);
+        let (steps, _) = prune(steps, first..protected, ALL, self);
+        let (steps, pruned) = prune(steps, protected.max(first)..newest, l.prune_tail, self);
         let mut warnings = Vec::new();
+        if pruned > 0 && !l.shortened {
+            warnings.push(Warning {
+                code: "TAIL_PRUNED",
+                message: format!(
+                    "pruned {} inside the protected tail (as few as it takes, never the newest tool round's) so that the result fits {}",
+                    count(pruned as u64, "old tool output or argument"),
+                    count(self.target, "token")
+                ),
+            });
+        }
         let mut steps = drop_empty(steps, views, &mut warnings);
         place_added(&mut steps, views, self.placement);
         Decision {
@@ -318,15 +333,6 @@ impl Decision {
     ) -> bool {
         let (views, options) = (shape.views, shape.options);
         let tail = views.len() - layout.w.tail_start;
-        if layout.prune_tail && !layout.shortened {
-            self.warnings.push(Warning {
-                code: "TAIL_PRUNED",
-                message: format!(
-                    "old tool outputs inside the protected tail (all but the newest tool round's) became placeholders so that the result fits {}",
-                    count(target, "token")
-                ),
-            });
-        }
         if layout.shortened && tail < options.protect_tail_min {
             self.warnings.push(Warning {
                 code: "TAIL_SHORTENED",
@@ -355,22 +361,14 @@ impl Decision {
 /// When head and tail cover everything, only pruning can help, in place: the last
 /// `protect_tail_min × 3` messages are protected, or only what fits the tail
 /// budget when that is less (at least the newest tool group stays).
-fn prune_in_place(
-    views: &[Message<'_>],
-    options: &Options,
-    placement: ResultsPlacement,
-    pinned: &[bool],
-) -> Result<Decision> {
+fn prune_in_place(shape: &Shape<'_, '_>) -> Result<Decision> {
+    let (views, options, placement) = (shape.views, shape.options, shape.placement);
+    let pinned = &shape.pinned;
     let n = views.len();
     let fits = align_back(views, suffix_within(views, 0, options.tail_budget(), 0), 0);
     let spec = n.saturating_sub(options.protect_tail_min.saturating_mul(3));
-    let (steps, pruned) = prune(
-        (0..n).map(Step::keep).collect(),
-        0..fits.max(spec),
-        views,
-        options,
-        pinned,
-    );
+    let all = (0..n).map(Step::keep).collect();
+    let (steps, pruned) = prune(all, 0..fits.max(spec), ALL, shape);
     if pruned == 0 {
         let pins = (0..n)
             .filter(|&i| pinned[i] && views[i].role != Role::System)
@@ -405,31 +403,90 @@ fn prune_in_place(
 }
 
 /// Prunes the kept messages at output positions `positions` (never a pinned
-/// one: pins stay verbatim); returns the steps and how many edits that made.
+/// one: pins stay verbatim), as far as it takes to save `save` tokens (`ALL`:
+/// every cut). See [`choose`] for which cuts. Returns the steps and how many
+/// cuts were made.
 fn prune(
-    steps: Plan,
+    mut steps: Plan,
     positions: Range<usize>,
-    views: &[Message<'_>],
-    options: &Options,
-    pinned: &[bool],
+    save: u64,
+    shape: &Shape<'_, '_>,
 ) -> (Plan, usize) {
-    let mut pruned = 0;
-    let steps = steps
-        .into_iter()
+    let (views, threshold) = (shape.views, shape.options.tool_prune_char_threshold);
+    let mut found: Vec<(usize, Cut)> = Vec::new();
+    for (pos, step) in steps
+        .iter()
         .enumerate()
-        .map(|(pos, step)| match step {
-            Step::Keep { index, mut edits }
-                if positions.contains(&pos) && pinned.get(index) != Some(&true) =>
-            {
-                let pruning = edits_for(views, index, options.tool_prune_char_threshold);
-                pruned += pruning.len();
-                edits.extend(pruning);
-                Step::Keep { index, edits }
+        .take(positions.end)
+        .skip(positions.start)
+    {
+        if let Step::Keep { index, .. } = step {
+            if !shape.pinned[*index] {
+                let cuts = cuts(views, *index, threshold, shape.counter);
+                found.extend(cuts.into_iter().map(|c| (pos, c)));
             }
-            other => other,
-        })
-        .collect();
-    (steps, pruned)
+        }
+    }
+    if save != ALL {
+        let mut chosen = choose(&found, save).into_iter();
+        found.retain(|_| chosen.next() == Some(true));
+    }
+    let made = found.len();
+    for (pos, cut) in found {
+        if let Step::Keep { edits, .. } = &mut steps[pos] {
+            edits.push(cut.edit);
+        }
+    }
+    (steps, made)
+}
+
+/// Which of `found` (in history order) to make to save `save` tokens: tool
+/// outputs before arguments, the oldest first, until the next one would save
+/// the rest alone (then, instead, the smallest cut left that does); then each cut
+/// taken but the last, newest first, is undone while the others still save
+/// enough. So no single pruned output could come back and still fit, and the
+/// window is used about as fully as whole cuts allow. All of them when even
+/// that does not save enough.
+fn choose(found: &[(usize, Cut)], save: u64) -> Vec<bool> {
+    let mut order: Vec<usize> = (0..found.len()).collect();
+    order.sort_by_key(|&j| found[j].1.is_args());
+    // The cuts not taken yet, by what they save.
+    let mut left: BTreeSet<(u64, usize)> = order.iter().map(|&j| (found[j].1.saving, j)).collect();
+    let (mut taken, mut saved) = (Vec::new(), 0u64);
+    for j in order {
+        if saved >= save {
+            break;
+        }
+        if found[j].1.saving >= save - saved {
+            // (there is one: `j` itself)
+            if let Some(&(saving, k)) = left.range((save - saved, 0)..).next() {
+                saved += saving;
+                taken.push(k);
+            }
+            break;
+        }
+        left.remove(&(found[j].1.saving, j));
+        saved += found[j].1.saving;
+        taken.push(j);
+    }
+    let mut chosen = vec![false; found.len()];
+    if saved < save {
+        chosen.fill(true);
+        return chosen;
+    }
+    let Some((&last, rest)) = taken.split_last() else {
+        return chosen;
+    };
+    chosen[last] = true;
+    for &j in rest.iter().rev() {
+        let saving = found[j].1.saving;
+        if saved - saving >= save {
+            saved -= saving;
+        } else {
+            chosen[j] = true;
+        }
+    }
+    chosen
 }
 
 /// The marker: the count line of SPEC §6 (with the totals of any earlier marker
@@ -542,4 +599,91 @@ fn digest(facts: Facts<'_>, max_bytes: usize) -> Vec<String> {
         lines.push(line);
     }
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outputs(savings: &[u64]) -> Vec<(usize, Cut)> {
+        let cut = |(pos, &saving): (usize, &u64)| {
+            let edit = Edit::ReplaceOutput {
+                result: 0,
+                text: String::new(),
+            };
+            (pos, Cut { edit, saving })
+        };
+        savings.iter().enumerate().map(cut).collect()
+    }
+
+    fn saved(found: &[(usize, Cut)], chosen: &[bool]) -> u64 {
+        found
+            .iter()
+            .zip(chosen)
+            .filter(|(_, &c)| c)
+            .map(|(f, _)| f.1.saving)
+            .sum()
+    }
+
+    #[test]
+    fn only_the_cuts_it_takes_and_none_could_come_back() {
+        // (a small xorshift: many shapes, the same every run)
+        let mut x = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        for _ in 0..5_000 {
+            let n = next(12) as usize;
+            let savings: Vec<u64> = (0..n).map(|_| 1 + next(5_000)).collect();
+            let found = outputs(&savings);
+            let save = 1 + next(savings.iter().sum::<u64>() + 2_000);
+            let chosen = choose(&found, save);
+            let total = saved(&found, &chosen);
+            if savings.iter().sum::<u64>() < save {
+                assert!(chosen.iter().all(|&c| c), "{savings:?} {save}");
+                continue;
+            }
+            assert!(total >= save, "{savings:?} {save}: {chosen:?}");
+            for (k, _) in chosen.iter().enumerate().filter(|(_, &c)| c) {
+                let back = total - found[k].1.saving;
+                assert!(back < save, "{savings:?} {save}: cut {k} could come back");
+            }
+        }
+    }
+
+    #[test]
+    fn the_oldest_go_first_and_one_large_output_saves_the_rest() {
+        // The session: 4,849 and 1,383 tokens among small outputs, about
+        // 4,500 over; the large one alone fits it, the small ones stay.
+        let found = outputs(&[300, 4_849, 250, 1_383, 400]);
+        assert_eq!(choose(&found, 4_500), [false, true, false, false, false]);
+        // Older outputs go before newer ones of the same weight.
+        let found = outputs(&[500, 500, 500, 500]);
+        assert_eq!(choose(&found, 900), [true, true, false, false]);
+        // The last cut is the smallest that saves the rest, not the next oldest.
+        let found = outputs(&[200, 3_000, 900]);
+        assert_eq!(choose(&found, 1_000), [true, false, true]);
+        // Older small ones a large cut makes needless stay.
+        let found = outputs(&[300, 400, 5_000]);
+        assert_eq!(choose(&found, 1_000), [false, false, true]);
+        // Arguments are shortened only after every output.
+        let mut found = outputs(&[100, 100]);
+        found.insert(
+            0,
+            (
+                0,
+                Cut {
+                    edit: Edit::ShortenArgs {
+                        call: 0,
+                        args: crate::json::Value::Null,
+                    },
+                    saving: 1_000,
+                },
+            ),
+        );
+        assert_eq!(choose(&found, 150), [false, true, true]);
+    }
 }

@@ -27,7 +27,7 @@ pub(crate) fn step(
     replies: &[Reply],
     fixed: u64,
 ) -> Result<Turn> {
-    let shape = Shape::new(views, options, placement, false, fixed);
+    let shape = Shape::new(views, options, placement, false, fixed, counter);
     let target = shape.target;
     let w = match shape.in_place(counter) {
         Ok(w) => w,
@@ -63,7 +63,7 @@ pub(crate) fn step(
     } else {
         Layout {
             w,
-            prune_tail: false,
+            prune_tail: 0,
             shortened: false,
         }
     };

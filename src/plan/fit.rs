@@ -336,19 +336,24 @@ pub(crate) fn cut_texts(
 pub(crate) struct Layout {
     /// Head and tail.
     pub w: Window,
-    /// Whether tool outputs inside the protected tail are pruned too (all but
-    /// those of the newest tool group).
-    pub prune_tail: bool,
+    /// Tokens that pruning tool outputs and arguments inside the protected tail
+    /// saves at least (never those of the newest tool group): 0 none, [`ALL`]
+    /// every one.
+    pub prune_tail: u64,
     /// Whether the tail gave way past where the window put it.
     pub shortened: bool,
 }
 
+/// Every tool output and argument inside the protected tail (see [`Layout`]).
+pub(crate) const ALL: u64 = u64::MAX;
+
 /// Chooses head and tail so that the result fits `target` tokens, as cheaply as
 /// possible, in this order: the window as configured; then old tool outputs
-/// inside the protected tail pruned too (the newest turn's stay); then fewer tail
-/// messages, a tool group at a time, but never fewer than the newest group.
-/// `measure` gives the result's tokens for a layout. When nothing fits, the
-/// answer is the smallest layout, and `false`.
+/// inside the protected tail pruned too, only as many as it takes (the newest
+/// turn's stay); then fewer tail messages, a tool group at
+/// a time, but never fewer than the newest group. `measure` gives the result's
+/// tokens for a layout. When nothing fits, the answer is the smallest layout,
+/// and `false`.
 pub(crate) fn layout(
     views: &[Message<'_>],
     w: Window,
@@ -358,11 +363,11 @@ pub(crate) fn layout(
 ) -> (Layout, bool) {
     let plain = Layout {
         w,
-        prune_tail: false,
+        prune_tail: 0,
         shortened: false,
     };
     let pruned = Layout {
-        prune_tail: true,
+        prune_tail: ALL,
         ..plain
     };
     // A window with nothing between head and tail goes straight to a shorter tail.
@@ -371,7 +376,7 @@ pub(crate) fn layout(
             return (plain, true);
         }
         if measure(&pruned) <= target {
-            return (pruned, true);
+            return (fewest_cuts(pruned, &measure, target), true);
         }
     }
     // Later tail starts give smaller results: find the earliest that fits.
@@ -383,7 +388,7 @@ pub(crate) fn layout(
             tail_min: n - s,
             ..w
         },
-        prune_tail: true,
+        prune_tail: ALL,
         shortened: true,
     };
     let Some(&last) = starts.last() else {
@@ -391,7 +396,27 @@ pub(crate) fn layout(
     };
     let first_fit = starts.partition_point(|&s| measure(&at(s)) > target);
     match starts.get(first_fit) {
-        Some(&s) => (at(s), true),
+        Some(&s) => (fewest_cuts(at(s), &measure, target), true),
         None => (at(last), false),
     }
+}
+
+/// `fits` (a layout that fits `target` with every tail cut) with only the cuts
+/// it takes: asked to save what the layout without them is over `target` by,
+/// and more by what each try still misses (pruning's own count of a cut can
+/// differ from the plan's: a repair, an emptied message).
+fn fewest_cuts(fits: Layout, measure: impl Fn(&Layout) -> u64, target: u64) -> Layout {
+    let with = |save: u64| Layout {
+        prune_tail: save,
+        ..fits
+    };
+    let mut save = measure(&with(0)).saturating_sub(target);
+    for _ in 0..4 {
+        let tokens = measure(&with(save));
+        if tokens <= target {
+            return with(save);
+        }
+        save += tokens - target;
+    }
+    fits
 }

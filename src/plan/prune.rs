@@ -6,6 +6,7 @@ use crate::json::Value;
 use crate::message::{Call, Message};
 use crate::plan::{Edit, PLACEHOLDER};
 use crate::text::{count, one_line, truncate};
+use crate::tokens::TokenCounter;
 
 /// String values longer than this (bytes) are shortened in old tool-call arguments.
 const LONG_ARG_STRING: usize = 120;
@@ -26,11 +27,31 @@ const KEY_ARGS: &[&str] = &[
     "name",
 ];
 
-/// The edits that prune message `i`: placeholders for its tool outputs over
+/// One thing pruning can do to a message: a tool output made a placeholder, or
+/// a call's long argument strings shortened.
+pub(crate) struct Cut {
+    pub edit: Edit,
+    /// Tokens it takes out of the message.
+    pub saving: u64,
+}
+
+impl Cut {
+    /// Whether it shortens arguments (those go after every output).
+    pub(crate) fn is_args(&self) -> bool {
+        matches!(self.edit, Edit::ShortenArgs { .. })
+    }
+}
+
+/// The cuts that prune message `i`: placeholders for its tool outputs over
 /// `threshold` bytes, shortened arguments for its tool calls over `threshold`.
-pub(crate) fn edits_for(views: &[Message<'_>], i: usize, threshold: usize) -> Vec<Edit> {
+pub(crate) fn cuts(
+    views: &[Message<'_>],
+    i: usize,
+    threshold: usize,
+    counter: &dyn TokenCounter,
+) -> Vec<Cut> {
     let m = &views[i];
-    let mut edits = Vec::new();
+    let mut cuts = Vec::new();
     for (k, r) in m.results.iter().enumerate() {
         if r.is_placeholder || r.bytes <= threshold {
             continue;
@@ -40,12 +61,13 @@ pub(crate) fn edits_for(views: &[Message<'_>], i: usize, threshold: usize) -> Ve
             Some(c) => format!("Tool: {}", describe_call(c)),
             None => format!("Tool: {}", r.name.unwrap_or("unknown")),
         };
-        edits.push(Edit::ReplaceOutput {
-            result: k,
-            text: format!(
-                "{PLACEHOLDER}\n{what}; original output {}.",
-                count(r.bytes as u64, "byte")
-            ),
+        let text = format!(
+            "{PLACEHOLDER}\n{what}; original output {}.",
+            count(r.bytes as u64, "byte")
+        );
+        cuts.push(Cut {
+            saving: r.tokens.saturating_sub(counter.count(&text)),
+            edit: Edit::ReplaceOutput { result: k, text },
         });
     }
     for (k, c) in m.calls.iter().enumerate() {
@@ -57,14 +79,18 @@ pub(crate) fn edits_for(views: &[Message<'_>], i: usize, threshold: usize) -> Ve
             continue; // not JSON: kept verbatim rather than broken
         };
         let short = shorten_strings(&parsed);
-        if short.to_string().len() < text.len() {
-            edits.push(Edit::ShortenArgs {
-                call: k,
-                args: short,
+        let written = short.to_string();
+        if written.len() < text.len() {
+            cuts.push(Cut {
+                saving: counter.count(&text).saturating_sub(counter.count(&written)),
+                edit: Edit::ShortenArgs {
+                    call: k,
+                    args: short,
+                },
             });
         }
     }
-    edits
+    cuts
 }
 
 /// `Read(file_path: src/main.rs)`: the tool's name and its most telling argument.
