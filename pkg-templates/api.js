@@ -1069,6 +1069,13 @@ function optionError(message) {
   return new CompactionError("INVALID_CONFIG", message);
 }
 
+/**
+ * How long the summarizer calls of one compaction may take together when the
+ * options do not say: a summary takes seconds, and an endpoint that hangs must
+ * not hold the compaction forever. `timeoutMs: 0` sets no limit.
+ */
+const DEFAULT_TIMEOUT_MS = 120_000;
+
 /** `summarize`, `signal` and `timeoutMs` of the options, checked. */
 function llmOptions(options) {
   const summarize = options?.summarize ?? undefined;
@@ -1079,9 +1086,9 @@ function llmOptions(options) {
   if (signal !== undefined && (typeof signal !== "object" || typeof signal.addEventListener !== "function" || typeof signal.aborted !== "boolean")) {
     throw optionError("signal: expected an AbortSignal (new AbortController().signal)");
   }
-  const timeoutMs = options?.timeoutMs ?? options?.timeout_ms ?? undefined;
-  if (timeoutMs !== undefined && !(typeof timeoutMs === "number" && timeoutMs >= 0 && Number.isFinite(timeoutMs))) {
-    throw optionError(`timeoutMs: expected a non-negative number of milliseconds, got ${typeof timeoutMs === "number" ? timeoutMs : typeof timeoutMs}`);
+  const timeoutMs = options?.timeoutMs ?? options?.timeout_ms ?? DEFAULT_TIMEOUT_MS;
+  if (!(typeof timeoutMs === "number" && timeoutMs >= 0 && Number.isFinite(timeoutMs))) {
+    throw optionError(`timeoutMs: expected a non-negative number of milliseconds (0: no limit), got ${typeof timeoutMs === "number" ? timeoutMs : typeof timeoutMs}`);
   }
   return { summarize, signal, timeoutMs };
 }
@@ -1145,6 +1152,37 @@ class Job {
   request(ask, signal) {
     return { ...ask, messages: ask.messages.map((m) => (typeof m === "number" ? this.source[m] : m)), signal };
   }
+
+  /**
+   * Whether a summary streaming in for `ask` is past what the quality check
+   * takes (twice `maxTokens`, counted as the check counts it): reading stops
+   * there, and the check refuses it as it refuses any summary too long. Counted
+   * once the text reaches as many characters as the cap has tokens, then each
+   * time its length doubled: linear in the text read, which stops within about
+   * twice the length at which it passed the cap.
+   */
+  overLong(ask) {
+    const most = 2 * ask.maxTokens;
+    let at = most;
+    return (text) => {
+      if (text.length < at) return false;
+      at = 2 * text.length;
+      return this.tokens(text.trim()) > most;
+    };
+  }
+
+  /** The tokens of `text` by this compaction's counter (its tokenizer, or the caller's `countTokens`). */
+  tokens(text) {
+    const [w, b] = tape(text, "summary", false).views;
+    let envelope;
+    try {
+      envelope = raw.estimateTokensTape(w, b, this.options, this.count, NO_RECORDS, false, 0, 0, false);
+    } finally {
+      release();
+    }
+    this.check();
+    return unwrap(envelope);
+  }
 }
 
 const decoderOptions = { stream: true };
@@ -1160,9 +1198,11 @@ function describe(v) {
 /**
  * Reads what a summarizer returned: a string, `{text, usage?}`, an async iterable
  * or a ReadableStream of strings or bytes (concatenated). Every wait races `stop`,
- * which rejects on abort or timeout; streams are then cancelled.
+ * which rejects on abort or timeout; a stream stops being read once
+ * `overLong(text)` says so (`cut`), and throws TIMEOUT past `deadline` itself.
+ * A stream left unfinished is cancelled.
  */
-async function readSummary(value, stop) {
+async function readSummary(value, stop, overLong, deadline) {
   if (typeof value === "string") return { text: value };
   if (value !== null && typeof value === "object") {
     let next;
@@ -1182,21 +1222,27 @@ async function readSummary(value, stop) {
       const decoder = new TextDecoder();
       let text = "";
       let usage;
+      let finished = false;
       try {
         for (;;) {
           const { done, value: chunk } = await Promise.race([next(), stop]);
-          if (done) break;
+          if (done) {
+            finished = true;
+            break;
+          }
           if (typeof chunk === "string") text += chunk;
           else if (chunk instanceof ArrayBuffer || ArrayBuffer.isView(chunk)) text += decoder.decode(chunk, decoderOptions);
           // a `{usage}` chunk (at the end of a provider's stream) reports the tokens
           else if (chunk !== null && typeof chunk === "object" && typeof chunk.usage === "object") usage = chunk.usage;
           else throw new TypeError(`the summarizer's stream yielded ${describe(chunk).replace(" without a text string", "")}; expected strings, bytes or {usage}`);
+          if (overLong(text)) break;
+          // (pieces that are all ready at once never let the timer run)
+          if (Date.now() >= deadline) throw TIMEOUT;
         }
-      } catch (e) {
-        Promise.resolve().then(cancel).catch(() => {});
-        throw e;
+      } finally {
+        if (!finished) Promise.resolve().then(cancel).catch(() => {});
       }
-      return { text: text + decoder.decode(), usage };
+      return { text: text + decoder.decode(), usage, cut: !finished };
     }
   }
   throw new TypeError(`the summarizer returned ${describe(value)}; expected a string, {text, usage?}, an async iterable or a ReadableStream`);
@@ -1212,7 +1258,7 @@ const TIMEOUT = Symbol("timeout");
  */
 const MAX_DELAY = 2 ** 31 - 1;
 
-async function ask(summarize, request, { signal, timeoutMs }, deadline) {
+async function ask(summarize, request, { signal, timeoutMs }, deadline, overLong) {
   const controller = new AbortController();
   let timer;
   let onAbort;
@@ -1229,7 +1275,9 @@ async function ask(summarize, request, { signal, timeoutMs }, deadline) {
   stop.catch(() => {});
   try {
     const value = await Promise.race([Promise.resolve().then(() => summarize(request(controller.signal))), stop]);
-    const { text, usage } = await readSummary(value, stop);
+    const { text, usage, cut } = await readSummary(value, stop, overLong, deadline);
+    // (a fetch the summarizer made with the request's signal stops too)
+    if (cut) controller.abort(new Error("the summary is over twice maxSummaryTokens"));
     return { reply: usage !== null && typeof usage === "object" ? { text, usage: numbersOf(usage) } : { text } };
   } catch (e) {
     if (e === ABORT) {
@@ -1262,8 +1310,9 @@ const LLM_MODES = new Set(["structured", "llm_replace", "llm-replace"]);
 /**
  * Compacts a history with any mode. The LLM modes (`structured`, `llm_replace`)
  * call `options.summarize(request)` and may take seconds; `options.signal` aborts
- * (ABORTED, never a fallback) and `options.timeoutMs` limits all summarizer calls
- * together. Kept messages are the caller's own objects; `history` is never mutated.
+ * (ABORTED, never a fallback) and `options.timeoutMs` (default 120 s, 0: none)
+ * limits all summarizer calls together. Kept messages are the caller's own
+ * objects; `history` is never mutated.
  */
 export async function compact(history, options) {
   let llm, mode;
@@ -1283,7 +1332,7 @@ export async function compact(history, options) {
   // objects: `rebase` compares them with what they were as JSON (a cost next to
   // an LLM call's; an offline mode's history cannot change during the call).
   const json = LLM_MODES.has(mode) ? job.source.map(jsonOf) : undefined;
-  const deadline = llm.timeoutMs === undefined ? undefined : Date.now() + llm.timeoutMs;
+  const deadline = llm.timeoutMs === 0 ? undefined : Date.now() + llm.timeoutMs;
   const replies = [];
   let failure;
   for (;;) {
@@ -1292,7 +1341,7 @@ export async function compact(history, options) {
     if (llm.signal?.aborted && replies.length > 0) throw aborted(llm.signal);
     const step = job.step(replies, failure);
     if (step.done) return resultOf(step.done, history, job.source, job.key, json);
-    const { reply, error } = await ask(llm.summarize, (signal) => job.request(step.ask, signal), llm, deadline);
+    const { reply, error } = await ask(llm.summarize, (signal) => job.request(step.ask, signal), llm, deadline, job.overLong(step.ask));
     replies.push(reply);
     failure = error;
   }
