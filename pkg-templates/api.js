@@ -1148,9 +1148,14 @@ class Job {
     return this.remapped ? restore(parsed.ok) : parsed.ok;
   }
 
-  /** A summary request with the caller's own message objects. */
-  request(ask, signal) {
-    return { ...ask, messages: ask.messages.map((m) => (typeof m === "number" ? this.source[m] : m)), signal };
+  /**
+   * A summary request whose messages are copies of the caller's, made from
+   * `json` (each message's JSON when the compaction started): a summarizer may
+   * edit what it is handed, as SDKs and middleware do, without changing the
+   * history (`rebase` compares it with that JSON).
+   */
+  request(ask, signal, json) {
+    return { ...ask, messages: ask.messages.map((m) => (typeof m === "number" ? JSON.parse(json[m]) : m)), signal };
   }
 
   /**
@@ -1341,7 +1346,7 @@ export async function compact(history, options) {
     if (llm.signal?.aborted && replies.length > 0) throw aborted(llm.signal);
     const step = job.step(replies, failure);
     if (step.done) return resultOf(step.done, history, job.source, job.key, json);
-    const { reply, error } = await ask(llm.summarize, (signal) => job.request(step.ask, signal), llm, deadline, job.overLong(step.ask));
+    const { reply, error } = await ask(llm.summarize, (signal) => job.request(step.ask, signal, json), llm, deadline, job.overLong(step.ask));
     replies.push(reply);
     failure = error;
   }

@@ -547,7 +547,8 @@ export interface SummarizerRequest<M = Message> {
    * history of `M`s (the summarizer passed to `compact` with it), messages its
    * API takes (an SDK's own message type in, the same type out); a message of
    * any format for a `Summarizer` typed on its own (write
-   * `Summarizer<ChatCompletionMessageParam>` to have the SDK's type).
+   * `Summarizer<ChatCompletionMessageParam>` to have the SDK's type). Those
+   * from the history are copies: changing them leaves the history as it was.
    */
   messages: SummaryMessageFor<M>[];
   /** The final user instruction (the last of `messages`, or the end of it). */

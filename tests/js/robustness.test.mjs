@@ -1,10 +1,10 @@
 // What a misbehaving summarizer cannot do: hang a compaction (a stream that
-// never ends, a summarizer that never answers). The instance keeps working
-// after each.
+// never ends, a summarizer that never answers) or change the caller's history.
+// The instance keeps working after each.
 import { test, mock } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { compact, measure, CompactionError } from "../../pkg/node.js";
+import { compact, measure, rebase, CompactionError } from "../../pkg/node.js";
 import { checkRules } from "./rules.mjs";
 
 const sample = JSON.parse(readFileSync(new URL("../../examples/data/tau-bench-airline-3.json", import.meta.url), "utf8"));
@@ -127,4 +127,33 @@ test("a stream of empty pieces cannot keep the timeout from firing", async () =>
     },
   });
   assert.equal(r.notice.fallback?.code, "TIMEOUT");
+});
+
+test("a summarizer that edits request.messages in place changes none of the caller's messages, and rebase works", async () => {
+  for (const mode of ["structured", "llm_replace"]) {
+    const history = structuredClone(sample.slice(1));
+    const before = structuredClone(history);
+    const seen = [];
+    const summarize = (request) => {
+      seen.push(JSON.stringify(request.messages));
+      for (const m of request.messages) {
+        m.content = "edited by the summarizer";
+        m.role = "assistant";
+        if (Array.isArray(m.tool_calls)) m.tool_calls[0].id = "edited";
+      }
+      request.messages.length = 1;
+      return request.attempt === 1 && mode === "structured" ? "not the template" : template("the plan");
+    };
+    const r = await compact(history, { mode, contextWindow: 8000, summarize });
+    assert.deepEqual(history, before, `${mode}: the caller's messages are unchanged`);
+    assert.equal(r.notice.mode, mode);
+    assert.ok(!seen.some((s) => s.includes("edited")), `${mode}: each attempt gets messages of its own`);
+    // (what the summarizer was handed is the caller's messages, as they are)
+    const handed = JSON.parse(seen[0]).filter((m) => history.some((h) => JSON.stringify(h) === JSON.stringify(m)));
+    assert.ok(handed.length > 5, `${mode}: ${handed.length} of the caller's messages handed over as they are`);
+    const next = rebase(r, [...history, { role: "user", content: "and then?" }]);
+    assert.equal(next.at(-1).content, "and then?");
+    checkRules("openai", next);
+  }
+  await stillWorks();
 });
