@@ -21,6 +21,19 @@ export class CompactionError extends Error {
 // The class's own name survives minifying (what `console.log(error)` shows).
 Object.defineProperty(CompactionError, "name", { value: "CompactionError" });
 
+/**
+ * What a value the caller's code threw says, for an error message: an Error's
+ * message, else the value as text. Never throws: a null-prototype object has
+ * no text, and a `message` getter or a `toString` may throw.
+ */
+function said(e) {
+  try {
+    return String(e instanceof Error ? e.message : e);
+  } catch {
+    return "(a value that cannot be read as text)";
+  }
+}
+
 const MAX_DEPTH = 128;
 /** Longest array read (a sparse `length = 2 ** 32 - 1` would take forever). */
 const MAX_ITEMS = 10_000_000;
@@ -504,12 +517,12 @@ function settle() {
 
 /**
  * A getter, Proxy trap or toJSON of the caller's that threw while `path` was
- * read, as INVALID_INPUT naming it, with the caller's error as `cause`.
+ * read, as INVALID_INPUT naming it (and `what` it was reading), with the
+ * caller's error as `cause`.
  */
-function readingFailed(e, path) {
+function readingFailed(e, path, what = "the message") {
   if (e instanceof CompactionError) return e;
-  const why = e instanceof Error ? e.message : String(e);
-  return new CompactionError("INVALID_INPUT", `${path}: reading the message threw: ${why}`, { cause: e });
+  return new CompactionError("INVALID_INPUT", `${path}: reading ${what} threw: ${said(e)}`, { cause: e });
 }
 
 /**
@@ -721,7 +734,7 @@ function unwrap(envelope) {
 const JS_ONLY = new Set(["summarize", "signal", "countTokens", "count_tokens", "timeoutMs", "timeout_ms", "cache", "force"]);
 
 /** A getter or Proxy trap of the caller's options that threw, as INVALID_CONFIG. */
-const optionsThrew = (cause) => new CompactionError("INVALID_CONFIG", `options: reading them threw: ${cause?.message ?? String(cause)}`, { cause });
+const optionsThrew = (cause) => new CompactionError("INVALID_CONFIG", `options: reading them threw: ${said(cause)}`, { cause });
 
 /**
  * INVALID_CONFIG unless `options` is a plain object (`expected`: what to say it
@@ -778,7 +791,7 @@ function optionsJson(options, tokenizer = undefined) {
   try {
     return wellFormedJson(options, (key, v) => (key !== "" && JS_ONLY.has(key) ? undefined : v));
   } catch (cause) {
-    throw new CompactionError("INVALID_CONFIG", `options: cannot be read (${cause.message})`, { cause });
+    throw new CompactionError("INVALID_CONFIG", `options: cannot be read (${said(cause)})`, { cause });
   }
 }
 
@@ -812,7 +825,7 @@ function counter(options) {
   };
   const check = () => {
     if (failure !== undefined) {
-      throw new CompactionError("INVALID_CONFIG", `countTokens failed: ${failure?.message ?? String(failure)}`, { cause: failure });
+      throw new CompactionError("INVALID_CONFIG", `countTokens failed: ${said(failure)}`, { cause: failure });
     }
   };
   return [count, check];
@@ -836,7 +849,7 @@ function withPins(opts, pin, messages) {
       if (pin(m, i)) picked.push(i);
     });
   } catch (cause) {
-    throw new CompactionError("INVALID_CONFIG", `pin: the function threw: ${cause?.message ?? String(cause)}`, { cause });
+    throw new CompactionError("INVALID_CONFIG", `pin: the function threw: ${said(cause)}`, { cause });
   } finally {
     encoding = outer;
   }
@@ -1095,7 +1108,7 @@ function llmOptions(options) {
 
 function aborted(signal) {
   const reason = signal.reason;
-  const why = reason instanceof Error ? `: ${reason.message}` : "";
+  const why = reason === undefined ? "" : `: ${said(reason)}`;
   return new CompactionError("ABORTED", `compaction aborted by the caller's signal${why}; the history was not changed`, { cause: reason });
 }
 
@@ -1295,8 +1308,7 @@ async function ask(summarize, request, { signal, timeoutMs }, deadline, overLong
       controller.abort(error);
       return { reply: { failed: "timeout", reason: error.message }, error };
     }
-    const message = e instanceof Error ? e.message : String(e);
-    return { reply: { failed: "error", reason: `the summarizer failed: ${message}` }, error: e };
+    return { reply: { failed: "error", reason: `the summarizer failed: ${said(e)}` }, error: e };
   } finally {
     clearTimeout(timer);
     signal?.removeEventListener("abort", onAbort);
@@ -1360,54 +1372,69 @@ export async function compact(history, options) {
  * appended tool result answers a call the compaction removed.
  */
 export function rebase(result, currentHistory) {
-  const covered = result?.[COVERED];
-  if (!Array.isArray(covered) || !Array.isArray(result.messages)) {
+  let covered, compacted, json, format;
+  try {
+    covered = result?.[COVERED];
+    compacted = result?.messages;
+    json = result?.[COVERED_JSON];
+    format = result?.notice?.format;
+  } catch (e) {
+    throw readingFailed(e, "result", "it");
+  }
+  if (!Array.isArray(covered) || !Array.isArray(compacted)) {
     throw invalid("result: expected the object compact() or compactSync() returned (it remembers the messages it covered; a copy or a JSON round trip does not)");
   }
-  let key, current;
+  const stale = (message) => new CompactionError("STALE_HISTORY", `${message}; compact the current history again`);
+  let key, request, appended;
   try {
     key = isRequest(currentHistory) ? messageKey(currentHistory) : undefined;
-    current = key === undefined ? currentHistory : currentHistory[key];
+    // (the request's fields read once, for the answer)
+    request = key === undefined ? undefined : { ...currentHistory };
+    const current = key === undefined ? currentHistory : request[key];
+    if (!Array.isArray(current)) {
+      const what = (v) => (isRequest(v) ? "an object" : describe(v));
+      const got = key !== undefined ? `a request whose "${key}" is ${what(current)}` : isRequest(currentHistory) ? "an object without any of them" : what(currentHistory);
+      throw invalid(`currentHistory: expected ${EXPECTED_INPUT}, got ${got}`);
+    }
+    if (current.length < covered.length) {
+      throw stale(`the history has ${current.length} messages, fewer than the ${covered.length} the compaction covered: messages were removed since it started`);
+    }
+    for (let i = 0; i < covered.length; i++) {
+      // (a message that cannot be read as JSON now, a BigInt or a cycle, changed)
+      const same =
+        json?.[i] !== undefined ? jsonOf(current[i]) === json[i]
+        : current[i] === covered[i] || (jsonOf(current[i]) ?? NaN) === jsonOf(covered[i]);
+      if (!same) throw stale(`messages[${i}] changed since the compaction started`);
+    }
+    appended = current.slice(covered.length);
   } catch (e) {
-    throw readingFailed(e, "currentHistory");
+    // (a getter or Proxy trap of the caller's that throws)
+    throw readingFailed(e, "currentHistory", "it");
   }
-  if (!Array.isArray(current)) {
-    const what = (v) => (isRequest(v) ? "an object" : describe(v));
-    const got = key !== undefined ? `a request whose "${key}" is ${what(current)}` : isRequest(currentHistory) ? "an object without any of them" : what(currentHistory);
-    throw invalid(`currentHistory: expected ${EXPECTED_INPUT}, got ${got}`);
-  }
-  const stale = (message) => new CompactionError("STALE_HISTORY", `${message}; compact the current history again`);
-  if (current.length < covered.length) {
-    throw stale(`the history has ${current.length} messages, fewer than the ${covered.length} the compaction covered: messages were removed since it started`);
-  }
-  const json = result[COVERED_JSON];
-  for (let i = 0; i < covered.length; i++) {
-    // (a message that cannot be read as JSON now, a BigInt or a cycle, changed)
-    const same =
-      json?.[i] !== undefined ? jsonOf(current[i]) === json[i]
-      : current[i] === covered[i] || (jsonOf(current[i]) ?? NaN) === jsonOf(covered[i]);
-    if (!same) throw stale(`messages[${i}] changed since the compaction started`);
-  }
-  const appended = current.slice(covered.length);
-  const messages = [...result.messages, ...appended];
+  const messages = [...compacted, ...appended];
   if (appended.length > 0) {
     // Only the last turn of the compacted history can be answered by what follows.
-    const { format } = result.notice;
-    let from = result.messages.length;
-    while (from > 0 && !isPlainTurn(result.messages[from - 1], format)) from--;
+    let from = compacted.length;
+    try {
+      while (from > 0 && !isPlainTurn(compacted[from - 1], format)) from--;
+    } catch (e) {
+      throw readingFailed(e, `the compacted messages[${from - 1}]`);
+    }
     from = Math.max(0, from - 1);
     const seam = messages.slice(from);
-    const kept = result.messages.length - from;
+    const kept = compacted.length - from;
     try {
       call(raw.checkSeamTape, seam, { format, cache: false }, [kept]);
     } catch (e) {
-      // The seam's message numbers as the caller's: an appended one's place in `currentHistory`.
+      // The seam's message numbers as the caller's: an appended one's place in
+      // `currentHistory` (the cause, a getter's error, kept).
       if (!(e instanceof CompactionError)) throw e;
       const message = e.message.replace(/^messages\[(\d+)\]/, (whole, n) => (n >= kept ? `messages[${covered.length + (n - kept)}]` : `the compacted messages[${from + Number(n)}]`));
-      throw new CompactionError(e.code, message);
+      throw new CompactionError(e.code, message, "cause" in e ? { cause: e.cause } : undefined);
     }
   }
-  return key === undefined ? messages : { ...currentHistory, [key]: messages };
+  if (request !== undefined) request[key] = messages;
+  return request ?? messages;
 }
 
 /**
@@ -1528,7 +1555,7 @@ export function validate(history, options) {
         return undefined;
       });
     } catch (cause) {
-      throw new CompactionError("INVALID_CONFIG", `options: cannot be read (${cause.message})`, { cause });
+      throw new CompactionError("INVALID_CONFIG", `options: cannot be read (${said(cause)})`, { cause });
     }
   }
   ensureReady();
@@ -1549,7 +1576,16 @@ export function validate(history, options) {
  * threshold, with each message's tokens in `perMessage`.
  */
 export function measure(history, options, pendingText = "") {
-  return call(raw.measureTape, history, options, [String(pendingText ?? ""), false], true).result;
+  return call(raw.measureTape, history, options, [pending(pendingText), false], true).result;
+}
+
+/** `pendingText` as text (a number as its digits); a value that has none is INVALID_INPUT. */
+function pending(text) {
+  try {
+    return String(text ?? "");
+  } catch (cause) {
+    throw new CompactionError("INVALID_INPUT", "pendingText: expected a string, got a value that cannot be read as text", { cause });
+  }
 }
 
 /**
@@ -1561,7 +1597,7 @@ export function measure(history, options, pendingText = "") {
  * second read, and `result.notice.tokensAfter` is the compacted history's count).
  */
 export function compactIfNeeded(history, options, pendingText = "") {
-  const { result, messages, key } = call(raw.measureTape, history, options, [String(pendingText ?? ""), true]);
+  const { result, messages, key } = call(raw.measureTape, history, options, [pending(pendingText), true]);
   if (result.done === undefined) return { compacted: false, meter: result.meter };
   return { compacted: true, meter: result.meter, result: resultOf(result.done, history, messages.slice(), key) };
 }

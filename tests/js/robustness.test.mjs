@@ -1,10 +1,11 @@
-// What a misbehaving summarizer cannot do: hang a compaction (a stream that
-// never ends, a summarizer that never answers) or change the caller's history.
-// The instance keeps working after each.
+// What a misbehaving summarizer, pin function or input cannot do: hang a
+// compaction (a stream that never ends, a summarizer that never answers),
+// change the caller's history, or make the library throw anything but a
+// CompactionError with a code. The instance keeps working after each.
 import { test, mock } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
-import { compact, measure, rebase, CompactionError } from "../../pkg/node.js";
+import { compact, compactIfNeeded, compactSync, measure, rebase, shouldCompact, CompactionError } from "../../pkg/node.js";
 import { checkRules } from "./rules.mjs";
 
 const sample = JSON.parse(readFileSync(new URL("../../examples/data/tau-bench-airline-3.json", import.meta.url), "utf8"));
@@ -155,5 +156,64 @@ test("a summarizer that edits request.messages in place changes none of the call
     assert.equal(next.at(-1).content, "and then?");
     checkRules("openai", next);
   }
+  await stillWorks();
+});
+
+test("a summarizer that throws a null-prototype object, an object whose toString throws, or an Error whose message getter throws: LLM_FAILED with it as cause, and structured falls back", async () => {
+  const oddities = {
+    "a null-prototype object": () => Object.create(null),
+    "an object whose toString throws": () => ({ toString() { throw new Error("no text"); } }),
+    "an Error whose message getter throws": () => Object.defineProperty(new Error(), "message", { get() { throw new Error("no message"); } }),
+  };
+  for (const [name, make] of Object.entries(oddities)) {
+    for (const [how, thrower] of [["throws", (v) => () => { throw v; }], ["rejects", (v) => async () => { throw v; }]]) {
+      const odd = make();
+      const r = await compact(sample, { ...base, summarize: thrower(odd) });
+      assert.equal(r.notice.fallback?.code, "LLM_FAILED", `${name} (${how})`);
+      assert.match(r.notice.fallback.reason, /^the summarizer failed/, `${name} (${how})`);
+      checkRules("openai", r.messages);
+      await assert.rejects(compact(sample, { mode: "llm_replace", summarize: thrower(odd) }), (e) => {
+        assert.ok(e instanceof CompactionError, `${name} (${how})`);
+        assert.equal(e.code, "LLM_FAILED");
+        assert.equal(e.cause, odd, "the thrown value is the cause");
+        return true;
+      });
+    }
+  }
+  await stillWorks();
+});
+
+test("a pendingText that cannot become text is INVALID_INPUT; a pin function that throws a null-prototype object is INVALID_CONFIG", async () => {
+  const odd = Object.create(null);
+  for (const [name, call] of [
+    ["measure", () => measure(sample, {}, odd)],
+    ["shouldCompact", () => shouldCompact(sample, {}, odd)],
+    ["compactIfNeeded", () => compactIfNeeded(sample, {}, odd)],
+  ]) {
+    assert.throws(call, (e) => e instanceof CompactionError && e.code === "INVALID_INPUT" && /^pendingText: /.test(e.message) && e.cause instanceof TypeError, name);
+  }
+  assert.equal(measure(sample, {}, 42).perMessage.length, sample.length, "a number is still read as its text");
+  const pin = () => { throw odd; };
+  const checks = (e) => e instanceof CompactionError && e.code === "INVALID_CONFIG" && /^pin: the function threw/.test(e.message) && e.cause === odd;
+  assert.throws(() => compactSync(sample, { mode: "recency_preserving", contextWindow: 8000, pin }), checks);
+  await assert.rejects(compact(sample, { ...base, pin, summarize: () => template("x") }), checks);
+  await stillWorks();
+});
+
+test("rebase given a Proxy whose get throws is INVALID_INPUT with the cause", async () => {
+  const r = await compact(sample, { ...base, summarize: () => template("x") });
+  const boom = new Error("revoked storage");
+  const throwing = (target) => new Proxy(target, { get() { throw boom; } });
+  for (const [name, call] of [
+    ["as the result", () => rebase(throwing(r), sample)],
+    ["as the history", () => rebase(r, throwing(sample.slice()))],
+    ["as a request", () => rebase(r, throwing({ model: "gpt-4o", messages: sample }))],
+    ["as an appended message", () => rebase(r, [...sample, throwing({ role: "user", content: "x" })])],
+  ]) {
+    assert.throws(call, (e) => e instanceof CompactionError && e.code === "INVALID_INPUT" && e.cause === boom, name);
+  }
+  // A covered message that cannot be read now cannot be the one compacted: it changed.
+  assert.throws(() => rebase(r, sample.map((m, i) => (i === 3 ? throwing(m) : m))), (e) => e.code === "STALE_HISTORY" && /messages\[3\] changed/.test(e.message));
+  assert.equal(rebase(r, [...sample, { role: "user", content: "next" }]).at(-1).content, "next");
   await stillWorks();
 });
