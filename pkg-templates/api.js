@@ -21,6 +21,19 @@ export class CompactionError extends Error {
 // The class's own name survives minifying (what `console.log(error)` shows).
 Object.defineProperty(CompactionError, "name", { value: "CompactionError" });
 
+/**
+ * What a value the caller's code threw says, for an error message: an Error's
+ * message, else the value as text. Never throws: a null-prototype object has
+ * no text, and a `message` getter or a `toString` may throw.
+ */
+function said(e) {
+  try {
+    return String(e instanceof Error ? e.message : e);
+  } catch {
+    return "(a value that cannot be read as text)";
+  }
+}
+
 const MAX_DEPTH = 128;
 /** Longest array read (a sparse `length = 2 ** 32 - 1` would take forever). */
 const MAX_ITEMS = 10_000_000;
@@ -504,12 +517,12 @@ function settle() {
 
 /**
  * A getter, Proxy trap or toJSON of the caller's that threw while `path` was
- * read, as INVALID_INPUT naming it, with the caller's error as `cause`.
+ * read, as INVALID_INPUT naming it (and `what` it was reading), with the
+ * caller's error as `cause`.
  */
-function readingFailed(e, path) {
+function readingFailed(e, path, what = "the message") {
   if (e instanceof CompactionError) return e;
-  const why = e instanceof Error ? e.message : String(e);
-  return new CompactionError("INVALID_INPUT", `${path}: reading the message threw: ${why}`, { cause: e });
+  return new CompactionError("INVALID_INPUT", `${path}: reading ${what} threw: ${said(e)}`, { cause: e });
 }
 
 /**
@@ -721,7 +734,7 @@ function unwrap(envelope) {
 const JS_ONLY = new Set(["summarize", "signal", "countTokens", "count_tokens", "timeoutMs", "timeout_ms", "cache", "force"]);
 
 /** A getter or Proxy trap of the caller's options that threw, as INVALID_CONFIG. */
-const optionsThrew = (cause) => new CompactionError("INVALID_CONFIG", `options: reading them threw: ${cause?.message ?? String(cause)}`, { cause });
+const optionsThrew = (cause) => new CompactionError("INVALID_CONFIG", `options: reading them threw: ${said(cause)}`, { cause });
 
 /**
  * INVALID_CONFIG unless `options` is a plain object (`expected`: what to say it
@@ -778,7 +791,7 @@ function optionsJson(options, tokenizer = undefined) {
   try {
     return wellFormedJson(options, (key, v) => (key !== "" && JS_ONLY.has(key) ? undefined : v));
   } catch (cause) {
-    throw new CompactionError("INVALID_CONFIG", `options: cannot be read (${cause.message})`, { cause });
+    throw new CompactionError("INVALID_CONFIG", `options: cannot be read (${said(cause)})`, { cause });
   }
 }
 
@@ -812,7 +825,7 @@ function counter(options) {
   };
   const check = () => {
     if (failure !== undefined) {
-      throw new CompactionError("INVALID_CONFIG", `countTokens failed: ${failure?.message ?? String(failure)}`, { cause: failure });
+      throw new CompactionError("INVALID_CONFIG", `countTokens failed: ${said(failure)}`, { cause: failure });
     }
   };
   return [count, check];
@@ -836,7 +849,7 @@ function withPins(opts, pin, messages) {
       if (pin(m, i)) picked.push(i);
     });
   } catch (cause) {
-    throw new CompactionError("INVALID_CONFIG", `pin: the function threw: ${cause?.message ?? String(cause)}`, { cause });
+    throw new CompactionError("INVALID_CONFIG", `pin: the function threw: ${said(cause)}`, { cause });
   } finally {
     encoding = outer;
   }
@@ -1069,6 +1082,13 @@ function optionError(message) {
   return new CompactionError("INVALID_CONFIG", message);
 }
 
+/**
+ * How long the summarizer calls of one compaction may take together when the
+ * options do not say: a summary takes seconds, and an endpoint that hangs must
+ * not hold the compaction forever. `timeoutMs: 0` sets no limit.
+ */
+const DEFAULT_TIMEOUT_MS = 120_000;
+
 /** `summarize`, `signal` and `timeoutMs` of the options, checked. */
 function llmOptions(options) {
   const summarize = options?.summarize ?? undefined;
@@ -1079,16 +1099,16 @@ function llmOptions(options) {
   if (signal !== undefined && (typeof signal !== "object" || typeof signal.addEventListener !== "function" || typeof signal.aborted !== "boolean")) {
     throw optionError("signal: expected an AbortSignal (new AbortController().signal)");
   }
-  const timeoutMs = options?.timeoutMs ?? options?.timeout_ms ?? undefined;
-  if (timeoutMs !== undefined && !(typeof timeoutMs === "number" && timeoutMs >= 0 && Number.isFinite(timeoutMs))) {
-    throw optionError(`timeoutMs: expected a non-negative number of milliseconds, got ${typeof timeoutMs === "number" ? timeoutMs : typeof timeoutMs}`);
+  const timeoutMs = options?.timeoutMs ?? options?.timeout_ms ?? DEFAULT_TIMEOUT_MS;
+  if (!(typeof timeoutMs === "number" && timeoutMs >= 0 && Number.isFinite(timeoutMs))) {
+    throw optionError(`timeoutMs: expected a non-negative number of milliseconds (0: no limit), got ${typeof timeoutMs === "number" ? timeoutMs : typeof timeoutMs}`);
   }
   return { summarize, signal, timeoutMs };
 }
 
 function aborted(signal) {
   const reason = signal.reason;
-  const why = reason instanceof Error ? `: ${reason.message}` : "";
+  const why = reason === undefined ? "" : `: ${said(reason)}`;
   return new CompactionError("ABORTED", `compaction aborted by the caller's signal${why}; the history was not changed`, { cause: reason });
 }
 
@@ -1141,9 +1161,45 @@ class Job {
     return this.remapped ? restore(parsed.ok) : parsed.ok;
   }
 
-  /** A summary request with the caller's own message objects. */
-  request(ask, signal) {
-    return { ...ask, messages: ask.messages.map((m) => (typeof m === "number" ? this.source[m] : m)), signal };
+  /**
+   * A summary request whose messages are copies of the caller's, made from
+   * `json` (each message's JSON when the compaction started): a summarizer may
+   * edit what it is handed, as SDKs and middleware do, without changing the
+   * history (`rebase` compares it with that JSON).
+   */
+  request(ask, signal, json) {
+    return { ...ask, messages: ask.messages.map((m) => (typeof m === "number" ? JSON.parse(json[m]) : m)), signal };
+  }
+
+  /**
+   * Whether a summary streaming in for `ask` is past what the quality check
+   * takes (twice `maxTokens`, counted as the check counts it): reading stops
+   * there, and the check refuses it as it refuses any summary too long. Counted
+   * once the text reaches as many characters as the cap has tokens, then each
+   * time its length doubled: linear in the text read, which stops within about
+   * twice the length at which it passed the cap.
+   */
+  overLong(ask) {
+    const most = 2 * ask.maxTokens;
+    let at = most;
+    return (text) => {
+      if (text.length < at) return false;
+      at = 2 * text.length;
+      return this.tokens(text.trim()) > most;
+    };
+  }
+
+  /** The tokens of `text` by this compaction's counter (its tokenizer, or the caller's `countTokens`). */
+  tokens(text) {
+    const [w, b] = tape(text, "summary", false).views;
+    let envelope;
+    try {
+      envelope = raw.estimateTokensTape(w, b, this.options, this.count, NO_RECORDS, false, 0, 0, false);
+    } finally {
+      release();
+    }
+    this.check();
+    return unwrap(envelope);
   }
 }
 
@@ -1160,9 +1216,11 @@ function describe(v) {
 /**
  * Reads what a summarizer returned: a string, `{text, usage?}`, an async iterable
  * or a ReadableStream of strings or bytes (concatenated). Every wait races `stop`,
- * which rejects on abort or timeout; streams are then cancelled.
+ * which rejects on abort or timeout; a stream stops being read once
+ * `overLong(text)` says so (`cut`), and throws TIMEOUT past `deadline` itself.
+ * A stream left unfinished is cancelled.
  */
-async function readSummary(value, stop) {
+async function readSummary(value, stop, overLong, deadline) {
   if (typeof value === "string") return { text: value };
   if (value !== null && typeof value === "object") {
     let next;
@@ -1182,21 +1240,27 @@ async function readSummary(value, stop) {
       const decoder = new TextDecoder();
       let text = "";
       let usage;
+      let finished = false;
       try {
         for (;;) {
           const { done, value: chunk } = await Promise.race([next(), stop]);
-          if (done) break;
+          if (done) {
+            finished = true;
+            break;
+          }
           if (typeof chunk === "string") text += chunk;
           else if (chunk instanceof ArrayBuffer || ArrayBuffer.isView(chunk)) text += decoder.decode(chunk, decoderOptions);
           // a `{usage}` chunk (at the end of a provider's stream) reports the tokens
           else if (chunk !== null && typeof chunk === "object" && typeof chunk.usage === "object") usage = chunk.usage;
           else throw new TypeError(`the summarizer's stream yielded ${describe(chunk).replace(" without a text string", "")}; expected strings, bytes or {usage}`);
+          if (overLong(text)) break;
+          // (pieces that are all ready at once never let the timer run)
+          if (Date.now() >= deadline) throw TIMEOUT;
         }
-      } catch (e) {
-        Promise.resolve().then(cancel).catch(() => {});
-        throw e;
+      } finally {
+        if (!finished) Promise.resolve().then(cancel).catch(() => {});
       }
-      return { text: text + decoder.decode(), usage };
+      return { text: text + decoder.decode(), usage, cut: !finished };
     }
   }
   throw new TypeError(`the summarizer returned ${describe(value)}; expected a string, {text, usage?}, an async iterable or a ReadableStream`);
@@ -1212,7 +1276,7 @@ const TIMEOUT = Symbol("timeout");
  */
 const MAX_DELAY = 2 ** 31 - 1;
 
-async function ask(summarize, request, { signal, timeoutMs }, deadline) {
+async function ask(summarize, request, { signal, timeoutMs }, deadline, overLong) {
   const controller = new AbortController();
   let timer;
   let onAbort;
@@ -1229,7 +1293,9 @@ async function ask(summarize, request, { signal, timeoutMs }, deadline) {
   stop.catch(() => {});
   try {
     const value = await Promise.race([Promise.resolve().then(() => summarize(request(controller.signal))), stop]);
-    const { text, usage } = await readSummary(value, stop);
+    const { text, usage, cut } = await readSummary(value, stop, overLong, deadline);
+    // (a fetch the summarizer made with the request's signal stops too)
+    if (cut) controller.abort(new Error("the summary is over twice maxSummaryTokens"));
     return { reply: usage !== null && typeof usage === "object" ? { text, usage: numbersOf(usage) } : { text } };
   } catch (e) {
     if (e === ABORT) {
@@ -1242,8 +1308,7 @@ async function ask(summarize, request, { signal, timeoutMs }, deadline) {
       controller.abort(error);
       return { reply: { failed: "timeout", reason: error.message }, error };
     }
-    const message = e instanceof Error ? e.message : String(e);
-    return { reply: { failed: "error", reason: `the summarizer failed: ${message}` }, error: e };
+    return { reply: { failed: "error", reason: `the summarizer failed: ${said(e)}` }, error: e };
   } finally {
     clearTimeout(timer);
     signal?.removeEventListener("abort", onAbort);
@@ -1262,8 +1327,9 @@ const LLM_MODES = new Set(["structured", "llm_replace", "llm-replace"]);
 /**
  * Compacts a history with any mode. The LLM modes (`structured`, `llm_replace`)
  * call `options.summarize(request)` and may take seconds; `options.signal` aborts
- * (ABORTED, never a fallback) and `options.timeoutMs` limits all summarizer calls
- * together. Kept messages are the caller's own objects; `history` is never mutated.
+ * (ABORTED, never a fallback) and `options.timeoutMs` (default 120 s, 0: none)
+ * limits all summarizer calls together. Kept messages are the caller's own
+ * objects; `history` is never mutated.
  */
 export async function compact(history, options) {
   let llm, mode;
@@ -1283,7 +1349,7 @@ export async function compact(history, options) {
   // objects: `rebase` compares them with what they were as JSON (a cost next to
   // an LLM call's; an offline mode's history cannot change during the call).
   const json = LLM_MODES.has(mode) ? job.source.map(jsonOf) : undefined;
-  const deadline = llm.timeoutMs === undefined ? undefined : Date.now() + llm.timeoutMs;
+  const deadline = llm.timeoutMs === 0 ? undefined : Date.now() + llm.timeoutMs;
   const replies = [];
   let failure;
   for (;;) {
@@ -1292,7 +1358,7 @@ export async function compact(history, options) {
     if (llm.signal?.aborted && replies.length > 0) throw aborted(llm.signal);
     const step = job.step(replies, failure);
     if (step.done) return resultOf(step.done, history, job.source, job.key, json);
-    const { reply, error } = await ask(llm.summarize, (signal) => job.request(step.ask, signal), llm, deadline);
+    const { reply, error } = await ask(llm.summarize, (signal) => job.request(step.ask, signal, json), llm, deadline, job.overLong(step.ask));
     replies.push(reply);
     failure = error;
   }
@@ -1306,54 +1372,69 @@ export async function compact(history, options) {
  * appended tool result answers a call the compaction removed.
  */
 export function rebase(result, currentHistory) {
-  const covered = result?.[COVERED];
-  if (!Array.isArray(covered) || !Array.isArray(result.messages)) {
+  let covered, compacted, json, format;
+  try {
+    covered = result?.[COVERED];
+    compacted = result?.messages;
+    json = result?.[COVERED_JSON];
+    format = result?.notice?.format;
+  } catch (e) {
+    throw readingFailed(e, "result", "it");
+  }
+  if (!Array.isArray(covered) || !Array.isArray(compacted)) {
     throw invalid("result: expected the object compact() or compactSync() returned (it remembers the messages it covered; a copy or a JSON round trip does not)");
   }
-  let key, current;
+  const stale = (message) => new CompactionError("STALE_HISTORY", `${message}; compact the current history again`);
+  let key, request, appended;
   try {
     key = isRequest(currentHistory) ? messageKey(currentHistory) : undefined;
-    current = key === undefined ? currentHistory : currentHistory[key];
+    // (the request's fields read once, for the answer)
+    request = key === undefined ? undefined : { ...currentHistory };
+    const current = key === undefined ? currentHistory : request[key];
+    if (!Array.isArray(current)) {
+      const what = (v) => (isRequest(v) ? "an object" : describe(v));
+      const got = key !== undefined ? `a request whose "${key}" is ${what(current)}` : isRequest(currentHistory) ? "an object without any of them" : what(currentHistory);
+      throw invalid(`currentHistory: expected ${EXPECTED_INPUT}, got ${got}`);
+    }
+    if (current.length < covered.length) {
+      throw stale(`the history has ${current.length} messages, fewer than the ${covered.length} the compaction covered: messages were removed since it started`);
+    }
+    for (let i = 0; i < covered.length; i++) {
+      // (a message that cannot be read as JSON now, a BigInt or a cycle, changed)
+      const same =
+        json?.[i] !== undefined ? jsonOf(current[i]) === json[i]
+        : current[i] === covered[i] || (jsonOf(current[i]) ?? NaN) === jsonOf(covered[i]);
+      if (!same) throw stale(`messages[${i}] changed since the compaction started`);
+    }
+    appended = current.slice(covered.length);
   } catch (e) {
-    throw readingFailed(e, "currentHistory");
+    // (a getter or Proxy trap of the caller's that throws)
+    throw readingFailed(e, "currentHistory", "it");
   }
-  if (!Array.isArray(current)) {
-    const what = (v) => (isRequest(v) ? "an object" : describe(v));
-    const got = key !== undefined ? `a request whose "${key}" is ${what(current)}` : isRequest(currentHistory) ? "an object without any of them" : what(currentHistory);
-    throw invalid(`currentHistory: expected ${EXPECTED_INPUT}, got ${got}`);
-  }
-  const stale = (message) => new CompactionError("STALE_HISTORY", `${message}; compact the current history again`);
-  if (current.length < covered.length) {
-    throw stale(`the history has ${current.length} messages, fewer than the ${covered.length} the compaction covered: messages were removed since it started`);
-  }
-  const json = result[COVERED_JSON];
-  for (let i = 0; i < covered.length; i++) {
-    // (a message that cannot be read as JSON now, a BigInt or a cycle, changed)
-    const same =
-      json?.[i] !== undefined ? jsonOf(current[i]) === json[i]
-      : current[i] === covered[i] || (jsonOf(current[i]) ?? NaN) === jsonOf(covered[i]);
-    if (!same) throw stale(`messages[${i}] changed since the compaction started`);
-  }
-  const appended = current.slice(covered.length);
-  const messages = [...result.messages, ...appended];
+  const messages = [...compacted, ...appended];
   if (appended.length > 0) {
     // Only the last turn of the compacted history can be answered by what follows.
-    const { format } = result.notice;
-    let from = result.messages.length;
-    while (from > 0 && !isPlainTurn(result.messages[from - 1], format)) from--;
+    let from = compacted.length;
+    try {
+      while (from > 0 && !isPlainTurn(compacted[from - 1], format)) from--;
+    } catch (e) {
+      throw readingFailed(e, `the compacted messages[${from - 1}]`);
+    }
     from = Math.max(0, from - 1);
     const seam = messages.slice(from);
-    const kept = result.messages.length - from;
+    const kept = compacted.length - from;
     try {
       call(raw.checkSeamTape, seam, { format, cache: false }, [kept]);
     } catch (e) {
-      // The seam's message numbers as the caller's: an appended one's place in `currentHistory`.
+      // The seam's message numbers as the caller's: an appended one's place in
+      // `currentHistory` (the cause, a getter's error, kept).
       if (!(e instanceof CompactionError)) throw e;
       const message = e.message.replace(/^messages\[(\d+)\]/, (whole, n) => (n >= kept ? `messages[${covered.length + (n - kept)}]` : `the compacted messages[${from + Number(n)}]`));
-      throw new CompactionError(e.code, message);
+      throw new CompactionError(e.code, message, "cause" in e ? { cause: e.cause } : undefined);
     }
   }
-  return key === undefined ? messages : { ...currentHistory, [key]: messages };
+  if (request !== undefined) request[key] = messages;
+  return request ?? messages;
 }
 
 /**
@@ -1474,7 +1555,7 @@ export function validate(history, options) {
         return undefined;
       });
     } catch (cause) {
-      throw new CompactionError("INVALID_CONFIG", `options: cannot be read (${cause.message})`, { cause });
+      throw new CompactionError("INVALID_CONFIG", `options: cannot be read (${said(cause)})`, { cause });
     }
   }
   ensureReady();
@@ -1495,7 +1576,16 @@ export function validate(history, options) {
  * threshold, with each message's tokens in `perMessage`.
  */
 export function measure(history, options, pendingText = "") {
-  return call(raw.measureTape, history, options, [String(pendingText ?? ""), false], true).result;
+  return call(raw.measureTape, history, options, [pending(pendingText), false], true).result;
+}
+
+/** `pendingText` as text (a number as its digits); a value that has none is INVALID_INPUT. */
+function pending(text) {
+  try {
+    return String(text ?? "");
+  } catch (cause) {
+    throw new CompactionError("INVALID_INPUT", "pendingText: expected a string, got a value that cannot be read as text", { cause });
+  }
 }
 
 /**
@@ -1507,7 +1597,7 @@ export function measure(history, options, pendingText = "") {
  * second read, and `result.notice.tokensAfter` is the compacted history's count).
  */
 export function compactIfNeeded(history, options, pendingText = "") {
-  const { result, messages, key } = call(raw.measureTape, history, options, [String(pendingText ?? ""), true]);
+  const { result, messages, key } = call(raw.measureTape, history, options, [pending(pendingText), true]);
   if (result.done === undefined) return { compacted: false, meter: result.meter };
   return { compacted: true, meter: result.meter, result: resultOf(result.done, history, messages.slice(), key) };
 }

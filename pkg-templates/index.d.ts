@@ -547,7 +547,8 @@ export interface SummarizerRequest<M = Message> {
    * history of `M`s (the summarizer passed to `compact` with it), messages its
    * API takes (an SDK's own message type in, the same type out); a message of
    * any format for a `Summarizer` typed on its own (write
-   * `Summarizer<ChatCompletionMessageParam>` to have the SDK's type).
+   * `Summarizer<ChatCompletionMessageParam>` to have the SDK's type). Those
+   * from the history are copies: changing them leaves the history as it was.
    */
   messages: SummaryMessageFor<M>[];
   /** The final user instruction (the last of `messages`, or the end of it). */
@@ -562,7 +563,7 @@ export interface SummarizerRequest<M = Message> {
   estimatedInputTokens: number;
   /** 1, or 2 for the one retry after a summary failed the quality check. */
   attempt: number;
-  /** Fires when the caller aborts or `timeoutMs` passes: hand it to fetch. */
+  /** Fires when the caller aborts, `timeoutMs` passes, or a streamed summary passes twice `maxTokens` (no longer read): hand it to fetch. */
   signal: AbortSignalLike;
 }
 
@@ -615,7 +616,7 @@ export interface CompactionOptions<M = any> {
   reserveOutputTokens?: number;
   /** Model passed to the summarizer. */
   summaryModel?: string;
-  /** Token limit passed to the summarizer (default 4096). */
+  /** Token limit passed to the summarizer (default 4096); a summary may be at most twice this, and a stream is not read past that. */
   maxSummaryTokens?: number;
   /** Cap on each tool output in the summarizer input, in bytes (default 50000). */
   maxToolResultBytes?: number;
@@ -670,7 +671,7 @@ export interface CompactionOptions<M = any> {
   summarize?: Summarizer<M>;
   /** Aborts an LLM-mode compaction: `compact` rejects with ABORTED (never a fallback). */
   signal?: AbortSignalLike;
-  /** Time limit for all summarizer calls of one compaction together, in ms (default: none). On expiry structured falls back, llm_replace fails with LLM_FAILED. */
+  /** Time limit for all summarizer calls of one compaction together, in ms (default 120000; 0: no limit). On expiry structured falls back, llm_replace fails with LLM_FAILED. */
   timeoutMs?: number;
 
   /** snake_case spelling of `thresholdPercent`. */

@@ -30,9 +30,10 @@ LLM modes:
                               https://api.anthropic.com …; a trailing /v1 is fine for Anthropic too)
   --model MODEL               the summary model
   --api openai|anthropic      the endpoint's API (default: anthropic for Anthropic histories, else openai)
-  --timeout-ms N              limit for all summarizer calls together
+  --timeout-ms N              limit for all summarizer calls together (default 120000; 0: none)
   The API key is read from CHAT_COMPACTION_API_KEY (never a flag). The summary streams to
-  standard error as it arrives; a failed structured summary falls back to recency_preserving.
+  standard error as it arrives, and stops past twice --max-summary-tokens; a failed structured
+  summary falls back to recency_preserving.
 
 FILE is JSON (a message array or a request object) or JSON Lines (one message a line), or - for
 standard input. The compacted history goes to standard output (or --out); the notice goes to
@@ -63,8 +64,17 @@ const COMMANDS = ["compact", "measure", "check", "estimate", "validate", "help"]
 const VALIDATE_FLAGS = ["format", "provider", "strict-alternation"];
 const LLM_FLAGS = ["endpoint", "api", "model", "timeout-ms"];
 
+/** Whether a streamed summary left standard error mid-line (one the library stopped reading does). */
+let midLine = false;
+
+/** Writes a line of its own to standard error. */
+function line(text) {
+  process.stderr.write(`${midLine ? "\n" : ""}${text}\n`);
+  midLine = false;
+}
+
 function fail(message, code = 1) {
-  process.stderr.write(`${message}\n`);
+  line(message);
   process.exit(code);
 }
 
@@ -239,12 +249,14 @@ function summarizerFor(history, options) {
   const inner = api === "anthropic" ? anthropicSummarizer(settings) : openAISummarizer(settings);
   // Stream the summary to standard error as it arrives.
   return async function* progress(request) {
-    process.stderr.write(`summarizing ${plural(request.estimatedInputTokens, "token")} with ${request.model ?? values.model} (attempt ${request.attempt})…\n`);
+    line(`summarizing ${plural(request.estimatedInputTokens, "token")} with ${request.model ?? values.model} (attempt ${request.attempt})…`);
     for await (const piece of inner(request)) {
-      if (typeof piece === "string") process.stderr.write(piece);
+      if (typeof piece === "string" && piece !== "") {
+        process.stderr.write(piece);
+        midLine = !piece.endsWith("\n");
+      }
       yield piece;
     }
-    process.stderr.write("\n");
   };
 }
 
@@ -259,7 +271,7 @@ async function compactCommand(history, options) {
   if (values.out) writeFileSync(values.out, output);
   else process.stdout.write(output);
   const { notice } = result;
-  process.stderr.write(`${notice.text}\nmessages: ${notice.messagesBefore} → ${notice.messagesAfter}; tokens: ${notice.tokensBefore} → ${notice.tokensAfter}\n`);
+  line(`${notice.text}\nmessages: ${notice.messagesBefore} → ${notice.messagesAfter}; tokens: ${notice.tokensBefore} → ${notice.tokensAfter}`);
   if (notice.fallback) process.stderr.write(`fell back from ${notice.fallback.from} (${notice.fallback.code}): ${notice.fallback.reason}\n`);
   for (const w of result.warnings) process.stderr.write(`warning ${w.code}: ${w.message}\n`);
 }

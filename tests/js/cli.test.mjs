@@ -170,10 +170,10 @@ test("measure prints the meter, heaviest messages first; check prints its verdic
   assert.match(fromConfig.stderr, /Mode: Recency preserving/);
 });
 
-/** Runs the CLI without blocking this process (the mock server answers meanwhile). */
+/** Runs the CLI without blocking this process (the mock server answers meanwhile); one that hangs is killed after 30 s. */
 function runAsync(args, env = {}) {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [cli, ...args], { env: { ...process.env, ...env } });
+    const child = spawn(process.execPath, [cli, ...args], { env: { ...process.env, ...env }, timeout: 30_000 });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => (stdout += d));
@@ -225,6 +225,32 @@ test("compact --mode structured streams the summary from an OpenAI-compatible en
     assert.ok(out.some((m) => typeof m.content === "string" && m.content.includes("Modules 0 to 29 were explained")), "the summary is in the result");
     assert.ok(!r.stdout.includes("sk-test") && !r.stderr.includes("sk-test"), "the key is never printed");
   } finally {
+    server.close();
+  }
+});
+
+test("an endpoint that streams forever or hangs: the LLM modes stop, fall back (structured) or fail (llm_replace), and exit", async () => {
+  const piece = `data: ${JSON.stringify({ choices: [{ delta: { content: "A fact worth keeping about the parser. " } }] })}\n\n`;
+  const { server, url } = await mockServer((req, body, res) => {
+    if (req.url.startsWith("/hang/")) return; // headers never come
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    const timer = setInterval(() => res.write(piece), 1);
+    res.on("close", () => clearInterval(timer));
+  });
+  try {
+    const path = file("forever.json", longChat());
+    const args = ["compact", "--context-window", "3000", "--max-summary-tokens", "256", "--model", "m", path];
+    const structured = await runAsync(["--mode", "structured", "--endpoint", url, ...args]);
+    assert.equal(structured.status, 0, structured.stderr);
+    assert.match(structured.stderr, /^fell back from structured \(QUALITY_CHECK\): .*more than twice the 256/m);
+    const replace = await runAsync(["--mode", "llm_replace", "--endpoint", url, ...args]);
+    assert.equal(replace.status, 1, replace.stderr);
+    assert.match(replace.stderr, /^error LLM_FAILED \(.*forever\.json\): .*more than twice the 256/m);
+    const hung = await runAsync(["--mode", "structured", "--endpoint", url.replace(/\/v1$/, "/hang/v1"), "--timeout-ms", "200", ...args]);
+    assert.equal(hung.status, 0, hung.stderr);
+    assert.match(hung.stderr, /^fell back from structured \(TIMEOUT\): the summarizer did not answer within 200 ms/m);
+  } finally {
+    server.closeAllConnections();
     server.close();
   }
 });
