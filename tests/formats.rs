@@ -474,3 +474,56 @@ fn signed_gemini_texts_are_never_planned_as_cuts() {
     }
     assert!(cut_seen, "some window cut the unsigned texts");
 }
+
+/// Pins must keep every format's turn rules: pinned model turns with a call
+/// after pinned model turns without one used to lose the user turn between
+/// them (Gemini refuses a call turn after a model turn: CALL_TURN_POSITION).
+#[test]
+fn pinned_assistant_turns_keep_the_user_turns_between_them_in_every_format() {
+    let big = |s: &str| format!("{s} {}", "lorem ipsum dolor ".repeat(150));
+    let mut h = Vec::new();
+    for k in 0..8 {
+        h.push(json!({"role": "user", "content": big(&format!("q{k}"))}));
+        h.push(json!({"role": "assistant", "content": big(&format!("thinking {k}"))}));
+        h.push(json!({"role": "user", "content": format!("go on with step {k}")}));
+        h.push(json!({"role": "assistant", "content": null, "tool_calls": [{"id": format!("c{k}"), "type": "function", "function": {"name": format!("f{k}"), "arguments": "{\"p\":\"x\"}"}}]}));
+        h.push(json!({"role": "tool", "tool_call_id": format!("c{k}"), "content": big("out")}));
+        h.push(json!({"role": "assistant", "content": big(&format!("done {k}"))}));
+    }
+    h.push(json!({"role": "user", "content": "last"}));
+    let openai = Value::Array(h);
+    let formats = [
+        "openai",
+        "openai-responses",
+        "ai-sdk",
+        "ai-sdk-ui",
+        "gemini",
+    ];
+    for format in formats {
+        let input = match format {
+            "openai" => openai.clone(),
+            other => convert::convert(&openai, other, 0),
+        };
+        for mode in ["recency_preserving", "structured"] {
+            for (window, tail) in [(2_000u64, 0u64), (4_000, 1), (8_000, 2), (8_000, 5)] {
+                let opts = json!({"mode": mode, "format": format, "pinRoles": ["assistant"], "contextWindow": window, "protectTailMin": tail});
+                let r = match mode {
+                    "structured" => common::summarized(&input, &options::from_json(&opts).unwrap()),
+                    _ => compact(&input, &options::from_json(&opts).unwrap()),
+                }
+                .unwrap();
+                let ctx = format!("{format} {mode} {window} {tail}");
+                assert!(
+                    r.messages.len() < messages_of(&input).len(),
+                    "{ctx}: nothing elided"
+                );
+                let out = Value::Array(r.messages);
+                assert_eq!(
+                    violations(&out, format),
+                    Vec::<String>::new(),
+                    "{ctx}: {out}"
+                );
+            }
+        }
+    }
+}

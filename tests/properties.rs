@@ -838,6 +838,54 @@ proptest! {
     }
 
     #[test]
+    fn pins_keep_every_format_valid(
+        h in history(),
+        opts in options_json(),
+        roles in prop::sample::subsequence(vec!["user", "assistant", "tool"], 0..=2),
+        indices in prop::collection::vec(0..40usize, 0..4),
+        structured in any::<bool>(),
+        format in prop::sample::select(vec!["openai", "anthropic", "moltis", "openai-responses", "ai-sdk", "ai-sdk-ui", "gemini"]),
+        seed in 0..6usize,
+    ) {
+        let input = match format {
+            "openai" => render(&h, Format::Openai),
+            "anthropic" => render(&h, Format::Anthropic),
+            "moltis" => render(&h, Format::Moltis),
+            other => convert::convert(&render(&h, Format::Openai), other, seed),
+        };
+        let checks = ValidateOptions::from_json(&json!({"format": format})).unwrap();
+        prop_assume!(validate(&input, &checks).is_ok_and(|v| v.violations.is_empty()));
+        let mut opts = opts;
+        opts["format"] = json!(format);
+        opts["pinRoles"] = json!(roles);
+        opts["pin"] = json!(indices);
+        let config = options::from_json(&opts).unwrap();
+        let out = if structured {
+            let mut opts = opts.clone();
+            opts["mode"] = json!("structured");
+            common::summarized(&input, &options::from_json(&opts).unwrap())
+        } else {
+            compact(&input, &config)
+        };
+        match out {
+            Err(e) => prop_assert!(
+                matches!(e.kind(), ErrorKind::TooSmallToCompact | ErrorKind::EmptyHistory),
+                "unexpected error {}", e
+            ),
+            Ok(out) => {
+                let v = validate(&Value::Array(out.messages.clone()), &checks).unwrap();
+                prop_assert!(
+                    v.violations.is_empty(),
+                    "output does not validate: {:?}\ninput: {}\noutput: {}",
+                    v.violations,
+                    input,
+                    Value::Array(out.messages.clone())
+                );
+            }
+        }
+    }
+
+    #[test]
     fn one_broken_message_is_reported_where_it_is(
         h in history(),
         format in any_format(),

@@ -172,15 +172,9 @@ pub(crate) fn staying(
 }
 
 /// The requests a whole-history mode keeps besides the summary, pins and a
-/// running turn (from `end` on). Where a user turn must come first (Anthropic, Gemini), the
-/// summary goes before the first pinned assistant, which can leave an old
-/// assistant turn last (Gemini refuses it, Anthropic reads it as a prefill to
-/// continue) or right before a call turn (Gemini wants a user turn there). For
-/// each such place, the newest message of the person's own before it (and after
-/// that assistant) stays, so the request ends on the question to answer. Laid
-/// out with the pins, the running turn and the summary alone, so it applies only
-/// where that layout needs it; never a message only a compaction wrote, but an
-/// earlier marker where no request of the person's is there.
+/// running turn (from `end` on): the [`bridges`] of the layout of the pins, the
+/// running turn and the summary alone, so they apply only where that layout
+/// needs them.
 fn closing_requests(
     views: &[Message<'_>],
     lead: usize,
@@ -197,7 +191,20 @@ fn closing_requests(
         .collect();
     steps.push(Step::Insert(Synthetic::Summary(String::new())));
     place_added(&mut steps, views, placement);
-    // What is sent, in order (`None`: the summary).
+    bridges(views, &steps, end)
+}
+
+/// Where a user turn must come first (Anthropic, Gemini), the added summary or
+/// marker goes before the first kept assistant that follows another, which can
+/// leave an old assistant turn last (Gemini refuses it, Anthropic reads it as a
+/// prefill to continue; `end`: where the history goes on after it) or right
+/// before a call turn (Gemini wants a user turn there: pins leave such gaps).
+/// For each such place in `steps`, the newest message of the person's own
+/// between the two, so the turns alternate and the model answers the question;
+/// never a message only a compaction wrote, but an earlier marker where no
+/// request of the person's is there.
+pub(crate) fn bridges(views: &[Message<'_>], steps: &Plan, end: usize) -> Vec<usize> {
+    // What is sent, in order (`None`: the summary or marker).
     let sent: Vec<Option<usize>> = steps
         .iter()
         .filter_map(|s| match s {

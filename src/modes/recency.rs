@@ -6,7 +6,8 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::formats::ResultsPlacement;
 use crate::message::{Message, Role};
 use crate::modes::{
-    drop_empty, is_written, newest_summary, place_added, summary_alone, superseded, Decision,
+    bridges, drop_empty, is_written, newest_summary, place_added, summary_alone, superseded,
+    Decision,
 };
 use crate::options::{Options, Warning};
 use crate::plan::facts::{gather, read_marker, Facts, LATEST_REQUEST, TOOLS_USED};
@@ -48,7 +49,7 @@ pub(crate) fn plan(
         let carried = shape.carried(l);
         // Pins may hold the whole middle: then nothing is elided, and no marker
         // says "0 earlier messages were elided".
-        if !shape.elides(l) {
+        if !shape.elides(l, &carried) {
             return shape.splice(l, None, None, &carried);
         }
         let key = (l.w.head_end, l.w.tail_start, carried.clone());
@@ -144,7 +145,7 @@ impl<'v, 'a> Shape<'v, 'a> {
             prune_tail: 0,
             shortened: false,
         };
-        if self.elides(&configured) {
+        if self.elides(&configured, &self.carried(&configured)) {
             return Ok(w);
         }
         let target = self.target;
@@ -220,17 +221,35 @@ impl<'v, 'a> Shape<'v, 'a> {
         self.pinned[i] || Some(i) == self.summary || Some(i) == self.request
     }
 
-    /// The messages between head and tail that stay (in order).
+    /// The messages between head and tail that stay (in order): those that
+    /// stay wherever they are, and where turns must alternate, the requests
+    /// that bridge the gaps they leave (a pinned call turn after a pinned
+    /// assistant: see [`bridges`]).
     pub(crate) fn carried(&self, l: &Layout) -> Vec<usize> {
-        (l.w.head_end..l.w.tail_start)
+        let (w, n) = (&l.w, self.views.len());
+        let mut carried: Vec<usize> = (w.head_end..w.tail_start)
             .filter(|&i| self.stays(i))
-            .collect()
+            .collect();
+        if self.placement == ResultsPlacement::NextUserMessage && !carried.is_empty() {
+            let kept = (0..w.head_end).chain(carried.iter().copied());
+            let mut steps: Plan = kept.map(Step::keep).collect();
+            steps.push(Step::Insert(Synthetic::Marker(String::new())));
+            steps.extend((w.tail_start..n).map(Step::keep));
+            place_added(&mut steps, self.views, self.placement);
+            let middle = w.head_end..w.tail_start;
+            let bridging = bridges(self.views, &steps, n);
+            carried.extend(bridging.into_iter().filter(|i| middle.contains(i)));
+            carried.sort_unstable();
+            carried.dedup();
+        }
+        carried
     }
 
     /// Whether anything between head and tail would be elided: anything but
-    /// what stays there and UI-only notices.
-    pub(crate) fn elides(&self, l: &Layout) -> bool {
-        (l.w.head_end..l.w.tail_start).any(|i| !self.stays(i) && self.views[i].role != Role::Notice)
+    /// what is `carried` there and UI-only notices.
+    pub(crate) fn elides(&self, l: &Layout, carried: &[usize]) -> bool {
+        (l.w.head_end..l.w.tail_start)
+            .any(|i| carried.binary_search(&i).is_err() && self.views[i].role != Role::Notice)
     }
 
     /// The caller's texts that layout `l`'s kept messages hold after a part an

@@ -67,15 +67,16 @@ pub(crate) fn step(
             shortened: false,
         }
     };
+    let carried = shape.carried(&layout);
     let picked: Vec<usize> = (layout.w.head_end..layout.w.tail_start)
-        .filter(|&i| !replaced_whole(views, replaced, i) && !shape.stays(i))
+        .filter(|&i| !replaced_whole(views, replaced, i) && carried.binary_search(&i).is_err())
         .collect();
     // Pins, UI-only notices or the earlier summary itself may be all there is
     // between head and tail: then nothing is new, there is nothing to summarize
     // and no call to make. The same layout, without a new summary (an earlier
     // one stays).
     if picked.iter().all(|&i| views[i].role == Role::Notice) {
-        let mut carried = shape.carried(&layout);
+        let mut carried = carried;
         let middle = layout.w.head_end..layout.w.tail_start;
         if let Some(r) = replaced.filter(|r| middle.contains(r)) {
             let at = carried.partition_point(|&c| c < r);

@@ -33,3 +33,26 @@ pub fn offline_runs(
     }
     out
 }
+
+/// A structured compaction whose summarizer answers at once with a summary in
+/// the template.
+#[allow(dead_code)] // (not every test that includes `common` uses it)
+pub fn summarized(
+    input: &serde_json::Value,
+    config: &chat_compaction::ParsedOptions,
+) -> chat_compaction::Result<chat_compaction::Compaction> {
+    use chat_compaction::tokens::{Estimator, Profile};
+    use chat_compaction::{compact_step, Next, Reply};
+    const SUMMARY: &str = "## Goal\nShip it.\n## Constraints & Preferences\n(none)\n## Progress\n### Done\n(none)\n### In Progress\n(none)\n### Blocked\n(none)\n## Key Decisions\n(none)\n## Relevant Files\n(none)\n## Next Steps\n(none)\n## Critical Context\n(none)";
+    let counter = Estimator(Profile::O200k);
+    let mut replies = Vec::new();
+    loop {
+        match compact_step(input, config, &counter, &replies)? {
+            Next::Done(done) => return Ok(done),
+            Next::Summarize(_) => replies.push(Reply::Summary {
+                text: SUMMARY.into(),
+                usage: None,
+            }),
+        }
+    }
+}
