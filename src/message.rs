@@ -344,8 +344,15 @@ pub(crate) fn link_results(views: &mut [Message<'_>], from: usize) {
     let mut ids = Names::new();
     for (i, m) in views.iter_mut().enumerate().skip(start) {
         if m.inline_results {
+            // (by id, in tables: a UI message may hold thousands of calls)
+            let mut own = Names::new();
+            for (k, c) in m.calls.iter().enumerate() {
+                own.insert(&c.id, k as u64);
+            }
+            let mut answered = Names::new();
             for r in &mut m.results {
-                r.call = m.calls.iter().position(|c| c.id == r.id).map(|k| (i, k));
+                r.call = own.get(&r.id).map(|k| (i, k as usize));
+                answered.add(&r.id);
             }
             // Its calls not answered in it are answered after it (AI SDK: a
             // provider-executed tool's result inline, the caller's tools' later).
@@ -353,7 +360,7 @@ pub(crate) fn link_results(views: &mut [Message<'_>], from: usize) {
                 ids.clear();
             }
             for (k, c) in m.calls.iter().enumerate() {
-                if !m.results.iter().any(|r| r.id == c.id) {
+                if answered.get(&c.id).is_none() {
                     ids.insert(&c.id, pair(i, k));
                 }
             }

@@ -133,10 +133,16 @@ impl Names {
         }
     }
 
-    /// Forgets every name (keeping the room they took).
+    /// Forgets every name (keeping the room they took, unless it is far more
+    /// than they needed: clearing costs the room, and one turn of thousands of
+    /// calls must not make every later turn's clear cost as much).
     pub(crate) fn clear(&mut self) {
         if self.len > 0 {
-            self.slots.fill((FREE, 0, 0));
+            if self.slots.len() > 64 && self.len * 8 < self.slots.len() {
+                self.slots = Vec::new();
+            } else {
+                self.slots.fill((FREE, 0, 0));
+            }
             self.text.clear();
             self.len = 0;
         }

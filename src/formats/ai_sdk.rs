@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use crate::json::{Map, Value};
 
 use super::{
-    drop_parts, expect_object, json_text, not_content, nth_part, req_str, role_named, unique_call,
+    drop_parts, expect_object, json_text, not_content, req_str, role_named, unique_call, PartsOf,
 };
 use crate::error::{Error, Result};
 use crate::json::{Kind, Node};
@@ -144,13 +144,6 @@ fn content_parts<'a, N: Node<'a>>(part: N) -> Option<N> {
         .and_then(|o| o.get("value"))
 }
 
-/// The `n`-th part of type `kind`.
-fn nth_of<'p>(parts: &'p mut [Value], kind: &str, n: usize) -> Option<&'p mut Map> {
-    nth_part(parts, n, |p| {
-        p.get("type").and_then(Value::as_str) == Some(kind)
-    })
-}
-
 /// Applies the edits of a kept message to a copy of it.
 pub(super) fn apply(obj: &mut Map, edits: &[Edit]) {
     if let Some(Value::String(s)) = obj.get_mut("content") {
@@ -164,10 +157,16 @@ pub(super) fn apply(obj: &mut Map, edits: &[Edit]) {
     let Some(Value::Array(parts)) = obj.get_mut("content") else {
         return;
     };
+    let of = |kind: &str| {
+        PartsOf::new(parts, |p| {
+            p.get("type").and_then(Value::as_str) == Some(kind)
+        })
+    };
+    let (outputs, texts, calls) = (of("tool-result"), of("text"), of("tool-call"));
     for e in edits {
         match e {
             Edit::ReplaceOutput { result, text } => {
-                if let Some(p) = nth_of(parts, "tool-result", *result) {
+                if let Some(p) = outputs.nth(parts, *result) {
                     if p.contains_key("output") {
                         let mut o = Map::new();
                         o.insert("type".into(), "text".into());
@@ -179,12 +178,12 @@ pub(super) fn apply(obj: &mut Map, edits: &[Edit]) {
                 }
             }
             Edit::ReplaceText { part, text } => {
-                if let Some(p) = nth_of(parts, "text", *part) {
+                if let Some(p) = texts.nth(parts, *part) {
                     p.insert("text".into(), text.clone().into());
                 }
             }
             Edit::ShortenArgs { call, args } => {
-                if let Some(p) = nth_of(parts, "tool-call", *call) {
+                if let Some(p) = calls.nth(parts, *call) {
                     let key = if p.contains_key("args") {
                         "args"
                     } else {

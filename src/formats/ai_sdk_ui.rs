@@ -10,7 +10,7 @@ use std::borrow::Cow;
 
 use crate::json::{Map, Value};
 
-use super::{array_at, expect_object, json_text, nth_part, req_str, role_named, unique_call};
+use super::{array_at, expect_object, json_text, req_str, role_named, unique_call, PartsOf};
 use crate::error::Result;
 use crate::json::Node;
 use crate::message::{Args, Call, Message, Role, ToolOutput};
@@ -100,10 +100,15 @@ pub(super) fn apply(obj: &mut Map, edits: &[Edit]) {
     let Some(Value::Array(parts)) = obj.get_mut("parts") else {
         return;
     };
+    let outputs = PartsOf::new(parts, |p| is_tool_part(p) && has_output(p));
+    let texts = PartsOf::new(parts, |p| {
+        p.get("type").and_then(Value::as_str) == Some("text")
+    });
+    let calls = PartsOf::new(parts, is_tool_part);
     for e in edits {
         match e {
             Edit::ReplaceOutput { result, text } => {
-                if let Some(p) = nth_part(parts, *result, |p| is_tool_part(p) && has_output(p)) {
+                if let Some(p) = outputs.nth(parts, *result) {
                     let key = match p.get("state").and_then(Value::as_str) {
                         Some("output-error") => "errorText",
                         _ => "output",
@@ -112,21 +117,21 @@ pub(super) fn apply(obj: &mut Map, edits: &[Edit]) {
                 }
             }
             Edit::ReplaceText { part, text } => {
-                if let Some(p) = nth_part(parts, *part, |p| {
-                    p.get("type").and_then(Value::as_str) == Some("text")
-                }) {
+                if let Some(p) = texts.nth(parts, *part) {
                     p.insert("text".into(), text.clone().into());
                 }
             }
             Edit::ShortenArgs { call, args } => {
-                if let Some(p) = nth_part(parts, *call, is_tool_part) {
+                if let Some(p) = calls.nth(parts, *call) {
                     p.insert("input".into(), args.clone());
                 }
             }
             Edit::AddStubs(ids) => {
+                let mut stubbed = Names::new();
+                ids.iter().for_each(|s| stubbed.add(&s.id));
                 for p in parts.iter_mut().filter_map(Value::as_object_mut) {
                     let id = p.get("toolCallId").and_then(Value::as_str);
-                    if id.is_some_and(|id| ids.iter().any(|s| s.id == id)) {
+                    if id.is_some_and(|id| stubbed.get(id).is_some()) {
                         p.insert("state".into(), "output-available".into());
                         p.insert("output".into(), STUB_TEXT.into());
                         p.remove("errorText");

@@ -10,7 +10,7 @@ use std::borrow::Cow;
 use crate::json::{Map, Value};
 
 use super::{
-    array_at, drop_parts, expect_object, nth_part, opt_str, req_str, role_named, unique_call,
+    array_at, drop_parts, expect_object, opt_str, req_str, role_named, unique_call, PartsOf,
 };
 use crate::error::{Error, Result};
 use crate::json::Node;
@@ -113,10 +113,14 @@ pub(super) fn apply(obj: &mut Map, edits: &[Edit]) {
     let Some(Value::Array(parts)) = obj.get_mut("parts") else {
         return;
     };
+    let outputs = PartsOf::new(parts, |p| p.get("functionResponse").is_some());
+    let texts = PartsOf::new(parts, is_text);
+    let calls = PartsOf::new(parts, |p| p.get("functionCall").is_some());
     for e in edits {
         match e {
             Edit::ReplaceOutput { result, text } => {
-                if let Some(r) = nth_part(parts, *result, |p| p.get("functionResponse").is_some())
+                if let Some(r) = outputs
+                    .nth(parts, *result)
                     .and_then(|p| p.get_mut("functionResponse"))
                     .and_then(Value::as_object_mut)
                 {
@@ -124,7 +128,8 @@ pub(super) fn apply(obj: &mut Map, edits: &[Edit]) {
                 }
             }
             Edit::ReplaceText { part, text } => {
-                if let Some(p) = nth_part(parts, *part, is_text)
+                if let Some(p) = texts
+                    .nth(parts, *part)
                     // a signed part goes back as it is
                     .filter(|p| !p.contains_key("thoughtSignature"))
                 {
@@ -132,7 +137,8 @@ pub(super) fn apply(obj: &mut Map, edits: &[Edit]) {
                 }
             }
             Edit::ShortenArgs { call, args } => {
-                if let Some(c) = nth_part(parts, *call, |p| p.get("functionCall").is_some())
+                if let Some(c) = calls
+                    .nth(parts, *call)
                     .and_then(|p| p.get_mut("functionCall"))
                     .and_then(Value::as_object_mut)
                 {
@@ -188,11 +194,22 @@ pub(super) fn link_ids(views: &mut [Message<'_>]) {
         };
         let (before, rest) = views.split_at_mut(i);
         let calls = &before[t].calls;
+        // The calls of each name, in order (by table: a turn may make thousands).
+        let (mut names, mut of_name) = (Names::new(), Vec::<Vec<usize>>::new());
+        for (k, c) in calls.iter().enumerate() {
+            if names.insert(c.name, of_name.len() as u64) {
+                of_name.push(Vec::new());
+            }
+            if let Some(list) = names.get(c.name).and_then(|n| of_name.get_mut(n as usize)) {
+                list.push(k);
+            }
+        }
         let mut counts = Names::new();
         for r in &mut rest[0].results {
             let Some(name) = r.name else { continue };
             let nth = counts.count(name) as usize;
-            let call = calls.iter().filter(|c| c.name == name).nth(nth);
+            let list = names.get(name).and_then(|n| of_name.get(n as usize));
+            let call = list.and_then(|l| l.get(nth)).map(|&k| &calls[k]);
             if let Some(c) = call.filter(|c| c.id != r.id) {
                 if made_up(&c.id, name) || made_up(&r.id, name) {
                     r.id = c.id.clone();

@@ -154,14 +154,21 @@ pub(crate) struct Stamp {
     pub random: Option<u64>,
 }
 
-/// The `n`-th of `parts` that `is` picks, as an object: edits address a part by
-/// its number among the parts of one kind, as the adapter read them.
-fn nth_part(parts: &mut [Value], n: usize, is: impl Fn(&Value) -> bool) -> Option<&mut Map> {
-    parts
-        .iter_mut()
-        .filter(|p| is(p))
-        .nth(n)
-        .and_then(Value::as_object_mut)
+/// Where the parts of one kind are, in order. Edits name a part by its number
+/// among the parts of its kind, as the adapter read them; found once per
+/// message (a turn may hold thousands of parts), not once per edit.
+struct PartsOf(Vec<usize>);
+
+impl PartsOf {
+    fn new(parts: &[Value], is: impl Fn(&Value) -> bool) -> Self {
+        PartsOf((0..parts.len()).filter(|&p| is(&parts[p])).collect())
+    }
+
+    /// The `n`-th part of the kind, as an object.
+    fn nth<'p>(&self, parts: &'p mut [Value], n: usize) -> Option<&'p mut Map> {
+        let at = *self.0.get(n)?;
+        parts.get_mut(at).and_then(Value::as_object_mut)
+    }
 }
 
 const EXPECTED_INPUT: &str =
@@ -1011,13 +1018,15 @@ pub(crate) fn drop_parts(
     is_kind: impl Fn(&Value) -> bool,
     which: &[usize],
 ) {
+    let mut which = which.to_vec();
+    which.sort_unstable();
     let mut k = 0;
     parts.retain(|p| {
         if !is_kind(p) {
             return true;
         }
         k += 1;
-        !which.contains(&(k - 1))
+        which.binary_search(&(k - 1)).is_err()
     });
 }
 

@@ -4,7 +4,7 @@ use std::borrow::Cow;
 
 use crate::json::{Map, Value};
 
-use super::{expect_object, not_content, nth_part, opt_str, req_str, role_named, unique_call};
+use super::{expect_object, not_content, opt_str, req_str, role_named, unique_call, PartsOf};
 use crate::error::{Error, Result};
 use crate::json::{Kind, Node};
 use crate::message::{Args, Call, Message, Role, ToolOutput};
@@ -163,9 +163,10 @@ pub(super) fn edit(obj: &mut Map, edit: &Edit) {
         Edit::ReplaceText { part, text } => match obj.get_mut("content") {
             Some(Value::String(s)) if *part == 0 => *s = text.clone(),
             Some(Value::Array(parts)) => {
-                if let Some(p) = nth_part(parts, *part, |p| {
+                let texts = PartsOf::new(parts, |p| {
                     is_text_part(p.get("type").and_then(Value::as_str))
-                }) {
+                });
+                if let Some(p) = texts.nth(parts, *part) {
                     p.insert("text".into(), Value::String(text.clone()));
                 }
             }

@@ -10,6 +10,7 @@ use crate::error::{Error, ErrorKind};
 use crate::formats::ResultsPlacement;
 use crate::message::{Message, Role};
 use crate::modes::deterministic::PREAMBLE;
+use crate::names::Names;
 use crate::options::Warning;
 use crate::plan::pairs::pending_calls;
 use crate::plan::{Edit, Plan, Step, Synthetic};
@@ -130,10 +131,14 @@ pub(crate) fn running_turn(views: &[Message<'_>]) -> Option<usize> {
         start -= 1;
     }
     let turn = &views[start..];
-    let answered = |id: &str| turn.iter().any(|m| m.results.iter().any(|r| r.id == id));
+    // (by table: a turn may make thousands of calls)
+    let mut answered = Names::new();
+    turn.iter()
+        .flat_map(|m| &m.results)
+        .for_each(|r| answered.add(&r.id));
     turn.iter()
         .flat_map(|m| &m.calls)
-        .any(|c| !answered(&c.id))
+        .any(|c| answered.get(&c.id).is_none())
         .then_some(start)
 }
 
