@@ -873,10 +873,13 @@ export declare function compact<R extends HistoryRequestLike>(
 
 /**
  * The compacted history followed by the messages `currentHistory` gained since the
- * compaction started (a summary takes seconds while the person keeps chatting).
- * Throws STALE_HISTORY, changing nothing, when a message the compaction covered was
- * edited or removed, or when an appended tool result answers a call that was
- * compacted away. `result` must be the object `compact` or `compactSync` returned.
+ * compaction started (a summary takes seconds while the person keeps chatting). A
+ * message the result keeps verbatim is taken as it is now (a reply still streaming
+ * into the last message). Throws STALE_HISTORY, changing nothing, when a message the
+ * summary or marker covers was edited (the same content with its keys in another
+ * order is not an edit), when messages were removed, or when a tool result answers
+ * a call that was compacted away. `result` must be the object `compact` or
+ * `compactSync` returned.
  */
 export declare function rebase<M extends MessageLike>(result: CompactionResult<unknown, unknown>, currentHistory: readonly M[]): Array<Compacted<M>>;
 export declare function rebase<R extends HistoryRequestLike>(result: CompactionResult<unknown, unknown>, currentHistory: R): CompactedRequest<R>;
