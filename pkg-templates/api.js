@@ -796,6 +796,13 @@ function optionsJson(options, tokenizer = undefined) {
 }
 
 /**
+ * The most tokens a `countTokens` answer may say: 2^40, far above any text, so
+ * that sums over a history stay exact (wasm caps each count there; a larger
+ * answer is a broken counter, not a count).
+ */
+const MAX_COUNT = 2 ** 40;
+
+/**
  * The caller's `countTokens`, wrapped so that wasm never sees a throw: a failure
  * answers -1 (wasm then falls back to its estimator) and `check()` rethrows it as
  * a CompactionError with the caller's error as `cause`.
@@ -811,12 +818,12 @@ function counter(options) {
     if (failure !== undefined) return -1;
     try {
       const n = fn(text);
-      if (typeof n === "number" && n >= 0 && n <= Number.MAX_SAFE_INTEGER) return n;
+      if (typeof n === "number" && n >= 0 && n <= MAX_COUNT) return n;
       if (typeof n?.then === "function") {
         n.then?.(undefined, () => {}); // its rejection, if any, is reported here, not left unhandled
         failure = new TypeError("countTokens returned a Promise; it must answer synchronously (a synchronous tokenizer such as js-tiktoken's encode, or counts computed beforehand)");
       } else {
-        failure = new TypeError(`countTokens returned ${typeof n === "string" ? `the string ${JSON.stringify(n)}` : String(n)}; expected a non-negative number up to 2^53`);
+        failure = new TypeError(`countTokens returned ${typeof n === "string" ? `the string ${JSON.stringify(n)}` : String(n)}; expected a non-negative number up to 2^40 (no text has that many tokens)`);
       }
     } catch (e) {
       failure = e;
@@ -840,18 +847,29 @@ function counter(options) {
 function withPins(opts, pin, messages) {
   if (typeof pin !== "function" || !Array.isArray(messages)) return opts;
   const picked = [];
+  let promised = false;
   // The encoded history still lies in the scratch buffers: a call the pin
   // function makes must encode into buffers of its own (as from a getter).
   const outer = encoding;
   encoding = true;
   try {
     messages.forEach((m, i) => {
-      if (pin(m, i)) picked.push(i);
+      const keep = pin(m, i);
+      // (a Promise is truthy: it would pin every message)
+      if (typeof keep?.then !== "function") {
+        if (keep) picked.push(i);
+      } else {
+        promised = true;
+        keep.then?.(undefined, () => {}); // (its rejection, if any, is not left unhandled)
+      }
     });
   } catch (cause) {
     throw new CompactionError("INVALID_CONFIG", `pin: the function threw: ${said(cause)}`, { cause });
   } finally {
     encoding = outer;
+  }
+  if (promised) {
+    throw new CompactionError("INVALID_CONFIG", "pin: the function returned a Promise, which would pin every message; it must answer true or false synchronously");
   }
   return JSON.stringify({ ...(opts ? JSON.parse(opts) : {}), pin: picked });
 }

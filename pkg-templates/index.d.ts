@@ -646,7 +646,8 @@ export interface CompactionOptions<M = any> {
   /**
    * Messages kept verbatim in every mode, wherever they are (with their tool
    * calls or results): a function `(message, index) => boolean`, or the indices.
-   * System and developer messages are always kept.
+   * The function answers synchronously: a Promise is INVALID_CONFIG. System and
+   * developer messages are always kept.
    */
   pin?: ((message: M, index: number) => boolean) | number[];
   /** Roles whose messages are kept verbatim in every mode ("user" keeps everything the person said). */
@@ -654,7 +655,8 @@ export interface CompactionOptions<M = any> {
   /**
    * Your own exact token counter, used for every count instead of the built-in
    * estimator (never cached). It must answer synchronously: a Promise is
-   * INVALID_CONFIG (use a synchronous tokenizer, or counts computed beforehand).
+   * INVALID_CONFIG (use a synchronous tokenizer, or counts computed beforehand),
+   * and so is an answer above 2^40 (no text has that many tokens).
    */
   countTokens?: (text: string) => number;
   /** snake_case spelling of `countTokens`. */

@@ -63,11 +63,13 @@ test("absurd array lengths are refused at once", () => {
   assert.ok(Date.now() - started < 1000);
 });
 
-test("a countTokens answer above 2^53 is INVALID_CONFIG, sums never wrap", () => {
-  assert.throws(() => estimateTokens(sample, { countTokens: () => 1e30 }), (e) => e.code === "INVALID_CONFIG" && /2\^53/.test(e.message));
-  assert.throws(() => shouldCompact(sample, { countTokens: () => 1e30 }), { code: "INVALID_CONFIG" });
-  const big = estimateTokens(sample, { countTokens: () => 2 ** 50 });
-  assert.ok(big >= 2 ** 40 && Number.isSafeInteger(big), `${big}`); // each count is capped at 2^40: no sum can wrap
+test("a countTokens answer above 2^40 (no text has that many tokens) is INVALID_CONFIG naming it, sums never wrap", () => {
+  for (const n of [1e30, 2 ** 53, 2 ** 50, 2 ** 40 + 1]) {
+    assert.throws(() => estimateTokens(sample, { countTokens: () => n }), (e) => e.code === "INVALID_CONFIG" && e.message.includes(`countTokens returned ${n}; expected`) && /up to 2\^40/.test(e.message), `${n}`);
+    assert.throws(() => shouldCompact(sample, { countTokens: () => n }), { code: "INVALID_CONFIG" });
+  }
+  const big = estimateTokens(sample, { countTokens: () => 2 ** 40 });
+  assert.ok(big >= sample.length * 2 ** 40 && Number.isSafeInteger(big), `${big}`);
 });
 
 test("two spellings of one option with different values are an error", () => {
