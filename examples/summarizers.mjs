@@ -42,6 +42,25 @@ async function failed(response) {
 }
 
 /**
+ * The JSON payloads of a summary response: the events of a stream, or the one
+ * answer of an endpoint that does not stream. Anything else (an HTML page from
+ * a wrong URL or a sign-in wall) throws, quoting it: it is no empty summary.
+ */
+async function* answer(response) {
+  if (!response.ok) throw await failed(response);
+  const type = response.headers.get("content-type") ?? "";
+  if (type.includes("text/event-stream")) return yield* serverSentEvents(response.body);
+  const body = await response.text();
+  let json;
+  try {
+    json = JSON.parse(body);
+  } catch {
+    throw new Error(`summary request failed: the endpoint answered ${type || "no content-type"}, neither a stream nor JSON: ${body.slice(0, 300)}`);
+  }
+  yield json;
+}
+
+/**
  * For any OpenAI-compatible Chat Completions API (OpenAI, OpenRouter, Groq, vLLM,
  * Ollama, llama.cpp …) and OpenAI-format or Moltis histories.
  */
@@ -59,9 +78,11 @@ export function openAISummarizer({ apiKey, model = "gpt-4o-mini", baseURL = "htt
       }),
       signal: request.signal, // fires on abort and on timeoutMs
     });
-    if (!response.ok) throw await failed(response);
-    for await (const chunk of serverSentEvents(response.body)) {
-      const text = chunk.choices?.[0]?.delta?.content;
+    for await (const chunk of answer(response)) {
+      // (gateways such as OpenRouter report a failure as an event of the stream)
+      if (chunk.error) throw new Error(`the endpoint reported an error: ${chunk.error.message ?? JSON.stringify(chunk.error)}`);
+      // a piece of the stream, or the whole message of an answer that did not stream
+      const text = chunk.choices?.[0]?.delta?.content ?? chunk.choices?.[0]?.message?.content;
       if (text) yield text;
       if (chunk.usage) yield { usage: chunk.usage }; // prompt_tokens / completion_tokens
     }
@@ -89,13 +110,17 @@ export function anthropicSummarizer({ apiKey, model = "claude-haiku-4-5", baseUR
       }),
       signal: request.signal,
     });
-    if (!response.ok) throw await failed(response);
     const usage = { input_tokens: 0, output_tokens: 0 };
-    for await (const event of serverSentEvents(response.body)) {
+    for await (const event of answer(response)) {
       if (event.type === "content_block_delta" && event.delta?.type === "text_delta") yield event.delta.text;
       else if (event.type === "message_start") usage.input_tokens = event.message?.usage?.input_tokens ?? 0;
       else if (event.type === "message_delta") usage.output_tokens = event.usage?.output_tokens ?? 0;
-      else if (event.type === "error") throw new Error(`summary stream failed: ${event.error?.message ?? "unknown error"}`);
+      else if (event.type === "message") {
+        // an answer that did not stream
+        for (const block of event.content ?? []) if (block.type === "text") yield block.text;
+        usage.input_tokens = event.usage?.input_tokens ?? 0;
+        usage.output_tokens = event.usage?.output_tokens ?? 0;
+      } else if (event.type === "error") throw new Error(`the endpoint reported an error: ${event.error?.message ?? "unknown error"}`);
     }
     yield { usage };
   };

@@ -796,6 +796,13 @@ function optionsJson(options, tokenizer = undefined) {
 }
 
 /**
+ * The most tokens a `countTokens` answer may say: 2^40, far above any text, so
+ * that sums over a history stay exact (wasm caps each count there; a larger
+ * answer is a broken counter, not a count).
+ */
+const MAX_COUNT = 2 ** 40;
+
+/**
  * The caller's `countTokens`, wrapped so that wasm never sees a throw: a failure
  * answers -1 (wasm then falls back to its estimator) and `check()` rethrows it as
  * a CompactionError with the caller's error as `cause`.
@@ -811,12 +818,12 @@ function counter(options) {
     if (failure !== undefined) return -1;
     try {
       const n = fn(text);
-      if (typeof n === "number" && n >= 0 && n <= Number.MAX_SAFE_INTEGER) return n;
+      if (typeof n === "number" && n >= 0 && n <= MAX_COUNT) return n;
       if (typeof n?.then === "function") {
         n.then?.(undefined, () => {}); // its rejection, if any, is reported here, not left unhandled
         failure = new TypeError("countTokens returned a Promise; it must answer synchronously (a synchronous tokenizer such as js-tiktoken's encode, or counts computed beforehand)");
       } else {
-        failure = new TypeError(`countTokens returned ${typeof n === "string" ? `the string ${JSON.stringify(n)}` : String(n)}; expected a non-negative number up to 2^53`);
+        failure = new TypeError(`countTokens returned ${typeof n === "string" ? `the string ${JSON.stringify(n)}` : String(n)}; expected a non-negative number up to 2^40 (no text has that many tokens)`);
       }
     } catch (e) {
       failure = e;
@@ -840,18 +847,29 @@ function counter(options) {
 function withPins(opts, pin, messages) {
   if (typeof pin !== "function" || !Array.isArray(messages)) return opts;
   const picked = [];
+  let promised = false;
   // The encoded history still lies in the scratch buffers: a call the pin
   // function makes must encode into buffers of its own (as from a getter).
   const outer = encoding;
   encoding = true;
   try {
     messages.forEach((m, i) => {
-      if (pin(m, i)) picked.push(i);
+      const keep = pin(m, i);
+      // (a Promise is truthy: it would pin every message)
+      if (typeof keep?.then !== "function") {
+        if (keep) picked.push(i);
+      } else {
+        promised = true;
+        keep.then?.(undefined, () => {}); // (its rejection, if any, is not left unhandled)
+      }
     });
   } catch (cause) {
     throw new CompactionError("INVALID_CONFIG", `pin: the function threw: ${said(cause)}`, { cause });
   } finally {
     encoding = outer;
+  }
+  if (promised) {
+    throw new CompactionError("INVALID_CONFIG", "pin: the function returned a Promise, which would pin every message; it must answer true or false synchronously");
   }
   return JSON.stringify({ ...(opts ? JSON.parse(opts) : {}), pin: picked });
 }
@@ -1038,10 +1056,13 @@ function messageKey(request) {
   return MESSAGE_KEYS.find((k) => keys.includes(k) && !skipped(request[k]));
 }
 
-// The input messages a result was made from, kept (not enumerable) for `rebase`.
-const COVERED = Symbol("chat-compaction covered messages");
-/** The covered messages as JSON when the compaction awaited a summarizer (see `compact`). */
-const COVERED_JSON = Symbol("chat-compaction covered messages as JSON");
+/**
+ * What a result was made from, kept (not enumerable) for `rebase`: `{source,
+ * plan, json}`, the input's messages, the plan (an input index for each
+ * message kept verbatim) and, when the compaction awaited a summarizer, each
+ * input message's JSON as it started (see `compact`).
+ */
+const MADE_FROM = Symbol("chat-compaction covered messages");
 
 /** `v` as JSON, or undefined where it cannot be written. */
 function jsonOf(v) {
@@ -1050,6 +1071,22 @@ function jsonOf(v) {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Whether two JSON texts hold the same value, in any key order: a history
+ * reloaded from a store that orders keys its own way (Postgres jsonb, say) is
+ * the same history. Parsed only when the texts differ. (undefined: a value
+ * JSON cannot write, a BigInt or a cycle, is never the same.)
+ */
+function sameJson(a, b) {
+  return a !== undefined && b !== undefined && (a === b || sameData(JSON.parse(a), JSON.parse(b)));
+}
+
+function sameData(a, b) {
+  if (a === null || b === null || typeof a !== "object" || typeof b !== "object") return a === b;
+  const keys = Object.keys(a);
+  return Array.isArray(a) === Array.isArray(b) && keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && sameData(a[k], b[k]));
 }
 
 /**
@@ -1063,8 +1100,7 @@ function resultOf({ plan, notice, summary, warnings }, history, source, key, jso
   if (summary !== undefined) result.summary = summary;
   const requestKey = isRequest(history) ? (key ?? messageKey(history)) : undefined;
   if (requestKey !== undefined) result.request = { ...history, [requestKey]: messages };
-  Object.defineProperty(result, COVERED, { value: source });
-  if (json !== undefined) Object.defineProperty(result, COVERED_JSON, { value: json });
+  Object.defineProperty(result, MADE_FROM, { value: { source, plan, json } });
   return result;
 }
 
@@ -1367,25 +1403,30 @@ export async function compact(history, options) {
 /**
  * Splices the messages that arrived while a compaction ran onto its result: the
  * compacted history followed by every message of `currentHistory` past the
- * `result.notice.messagesBefore` it covered. Throws STALE_HISTORY (and changes
- * nothing) when a covered message was edited or removed since, or when an
- * appended tool result answers a call the compaction removed.
+ * `result.notice.messagesBefore` it covered. A message the result keeps
+ * verbatim is taken as it is now (a reply may still be streaming into it).
+ * Throws STALE_HISTORY (and changes nothing) when a message the summary or
+ * marker covers was edited or removed since, or when an appended (or changed
+ * kept) tool result answers a call the compaction removed.
  */
 export function rebase(result, currentHistory) {
-  let covered, compacted, json, format;
+  let made, compacted, format;
   try {
-    covered = result?.[COVERED];
+    made = result?.[MADE_FROM];
     compacted = result?.messages;
-    json = result?.[COVERED_JSON];
     format = result?.notice?.format;
   } catch (e) {
     throw readingFailed(e, "result", "it");
   }
-  if (!Array.isArray(covered) || !Array.isArray(compacted)) {
+  if (made === undefined || !Array.isArray(compacted)) {
     throw invalid("result: expected the object compact() or compactSync() returned (it remembers the messages it covered; a copy or a JSON round trip does not)");
   }
+  const { source: covered, plan, json } = made;
   const stale = (message) => new CompactionError("STALE_HISTORY", `${message}; compact the current history again`);
-  let key, request, appended;
+  let key, request, messages;
+  // The first message of the answer that is not as the compaction saw it: from
+  // there on, results must answer calls the answer holds.
+  let first = compacted.length;
   try {
     key = isRequest(currentHistory) ? messageKey(currentHistory) : undefined;
     // (the request's fields read once, for the answer)
@@ -1399,37 +1440,41 @@ export function rebase(result, currentHistory) {
     if (current.length < covered.length) {
       throw stale(`the history has ${current.length} messages, fewer than the ${covered.length} the compaction covered: messages were removed since it started`);
     }
+    const keptAt = new Map();
+    plan.forEach((p, at) => typeof p === "number" && keptAt.set(p, at));
     for (let i = 0; i < covered.length; i++) {
       // (a message that cannot be read as JSON now, a BigInt or a cycle, changed)
-      const same =
-        json?.[i] !== undefined ? jsonOf(current[i]) === json[i]
-        : current[i] === covered[i] || (jsonOf(current[i]) ?? NaN) === jsonOf(covered[i]);
-      if (!same) throw stale(`messages[${i}] changed since the compaction started`);
+      const now = current[i];
+      const same = json?.[i] !== undefined ? sameJson(jsonOf(now), json[i]) : now === covered[i] || sameJson(jsonOf(now), jsonOf(covered[i]));
+      if (same) continue;
+      if (!keptAt.has(i)) throw stale(`messages[${i}] changed since the compaction started`);
+      first = Math.min(first, keptAt.get(i));
     }
-    appended = current.slice(covered.length);
+    messages = [...compacted.map((m, at) => (typeof plan[at] === "number" ? current[plan[at]] : m)), ...current.slice(covered.length)];
   } catch (e) {
     // (a getter or Proxy trap of the caller's that throws)
     throw readingFailed(e, "currentHistory", "it");
   }
-  const messages = [...compacted, ...appended];
-  if (appended.length > 0) {
-    // Only the last turn of the compacted history can be answered by what follows.
-    let from = compacted.length;
+  if (first < messages.length) {
+    // Only the turn before that message can be answered by what follows.
+    let from = first;
     try {
-      while (from > 0 && !isPlainTurn(compacted[from - 1], format)) from--;
+      while (from > 0 && !isPlainTurn(messages[from - 1], format)) from--;
     } catch (e) {
       throw readingFailed(e, `the compacted messages[${from - 1}]`);
     }
     from = Math.max(0, from - 1);
-    const seam = messages.slice(from);
-    const kept = compacted.length - from;
     try {
-      call(raw.checkSeamTape, seam, { format, cache: false }, [kept]);
+      call(raw.checkSeamTape, messages.slice(from), { format, cache: false }, [first - from]);
     } catch (e) {
-      // The seam's message numbers as the caller's: an appended one's place in
-      // `currentHistory` (the cause, a getter's error, kept).
+      // The seam's message numbers as the caller's: an appended or kept one's
+      // place in `currentHistory` (the cause, a getter's error, kept).
       if (!(e instanceof CompactionError)) throw e;
-      const message = e.message.replace(/^messages\[(\d+)\]/, (whole, n) => (n >= kept ? `messages[${covered.length + (n - kept)}]` : `the compacted messages[${from + Number(n)}]`));
+      const place = (at) => (at >= compacted.length ? covered.length + at - compacted.length : plan[at]);
+      const message = e.message.replace(/^messages\[(\d+)\]/, (whole, n) => {
+        const at = from + Number(n);
+        return typeof place(at) === "number" ? `messages[${place(at)}]` : `the compacted messages[${at}]`;
+      });
       throw new CompactionError(e.code, message, "cause" in e ? { cause: e.cause } : undefined);
     }
   }

@@ -646,7 +646,8 @@ export interface CompactionOptions<M = any> {
   /**
    * Messages kept verbatim in every mode, wherever they are (with their tool
    * calls or results): a function `(message, index) => boolean`, or the indices.
-   * System and developer messages are always kept.
+   * The function answers synchronously: a Promise is INVALID_CONFIG. System and
+   * developer messages are always kept.
    */
   pin?: ((message: M, index: number) => boolean) | number[];
   /** Roles whose messages are kept verbatim in every mode ("user" keeps everything the person said). */
@@ -654,7 +655,8 @@ export interface CompactionOptions<M = any> {
   /**
    * Your own exact token counter, used for every count instead of the built-in
    * estimator (never cached). It must answer synchronously: a Promise is
-   * INVALID_CONFIG (use a synchronous tokenizer, or counts computed beforehand).
+   * INVALID_CONFIG (use a synchronous tokenizer, or counts computed beforehand),
+   * and so is an answer above 2^40 (no text has that many tokens).
    */
   countTokens?: (text: string) => number;
   /** snake_case spelling of `countTokens`. */
@@ -873,10 +875,13 @@ export declare function compact<R extends HistoryRequestLike>(
 
 /**
  * The compacted history followed by the messages `currentHistory` gained since the
- * compaction started (a summary takes seconds while the person keeps chatting).
- * Throws STALE_HISTORY, changing nothing, when a message the compaction covered was
- * edited or removed, or when an appended tool result answers a call that was
- * compacted away. `result` must be the object `compact` or `compactSync` returned.
+ * compaction started (a summary takes seconds while the person keeps chatting). A
+ * message the result keeps verbatim is taken as it is now (a reply still streaming
+ * into the last message). Throws STALE_HISTORY, changing nothing, when a message the
+ * summary or marker covers was edited (the same content with its keys in another
+ * order is not an edit), when messages were removed, or when a tool result answers
+ * a call that was compacted away. `result` must be the object `compact` or
+ * `compactSync` returned.
  */
 export declare function rebase<M extends MessageLike>(result: CompactionResult<unknown, unknown>, currentHistory: readonly M[]): Array<Compacted<M>>;
 export declare function rebase<R extends HistoryRequestLike>(result: CompactionResult<unknown, unknown>, currentHistory: R): CompactedRequest<R>;

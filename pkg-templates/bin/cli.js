@@ -78,24 +78,55 @@ function fail(message, code = 1) {
   process.exit(code);
 }
 
+const FLAGS = {
+  ...Object.fromEntries(Object.entries(OPTION_FLAGS).map(([flag, [, kind]]) => [flag, { type: kind === "boolean" ? "boolean" : "string" }])),
+  config: { type: "string" },
+  out: { type: "string" },
+  provider: { type: "string" },
+  "strict-alternation": { type: "boolean" },
+  endpoint: { type: "string" },
+  api: { type: "string" },
+  help: { type: "boolean", short: "h" },
+  version: { type: "boolean" },
+};
+
+/** Edits (insert, delete, replace a character) that turn `a` into `b`. */
+function distance(a, b) {
+  let row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const next = [i];
+    for (let j = 1; j <= b.length; j++) next[j] = Math.min(row[j] + 1, next[j - 1] + 1, row[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    row = next;
+  }
+  return row[b.length];
+}
+
+/** The flag `name` was probably meant as: the only one it begins, else one a few edits away (undefined: none). */
+function nearest(name) {
+  const flags = Object.keys(FLAGS);
+  const begun = flags.filter((f) => f.startsWith(name));
+  if (begun.length === 1) return begun[0];
+  const [best] = flags.map((f) => [f, distance(name, f)]).sort((x, y) => x[1] - y[1]);
+  return best[1] <= Math.max(2, name.length / 4) ? best[0] : undefined;
+}
+
+// A negative number after a flag that takes a number is that flag's value
+// (parseArgs calls it ambiguous), so that the check of numbers says what is wrong.
+const args = process.argv.slice(2);
+for (let i = 0; i < args.length - 1; i++) {
+  const kind = OPTION_FLAGS[args[i].slice(2)]?.[1];
+  if (args[i].startsWith("--") && (kind === "integer" || kind === "number") && /^-[0-9.]/.test(args[i + 1])) args.splice(i, 2, `${args[i]}=${args[i + 1]}`);
+}
+
 let parsed;
 try {
-  parsed = parseArgs({
-    allowPositionals: true,
-    options: {
-      ...Object.fromEntries(Object.entries(OPTION_FLAGS).map(([flag, [, kind]]) => [flag, { type: kind === "boolean" ? "boolean" : "string" }])),
-      config: { type: "string" },
-      out: { type: "string" },
-      provider: { type: "string" },
-      "strict-alternation": { type: "boolean" },
-      endpoint: { type: "string" },
-      api: { type: "string" },
-      help: { type: "boolean", short: "h" },
-      version: { type: "boolean" },
-    },
-  });
+  parsed = parseArgs({ args, allowPositionals: true, options: FLAGS });
 } catch (e) {
-  fail(`${e.message}\n${usage}`, 2);
+  // An unknown flag is named, with the flag it was probably meant as.
+  const unknown = e.code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" ? /'(-[^']*)'/.exec(e.message)?.[1] : undefined;
+  if (unknown === undefined) fail(`${e.message}\n${usage}`, 2);
+  const meant = nearest(unknown.replace(/^-+/, ""));
+  fail(`unknown flag ${unknown}${meant === undefined ? "" : `; did you mean --${meant}?`}\n${usage}`, 2);
 }
 const { values, positionals } = parsed;
 const [command, file] = positionals;
@@ -141,11 +172,17 @@ function jsonError(text, e) {
   return at ? `${message} (${lineColumn(text, Number(at[1]))})` : message;
 }
 
-/** The text of a file the user named; a missing or unreadable file is said plainly. */
+/**
+ * The text of a file the user named: UTF-8, or UTF-16 when a byte order mark
+ * says so (what Windows PowerShell's `>` writes). A missing or unreadable file
+ * is said plainly.
+ */
 function readText(path, what) {
   try {
-    // (a byte order mark, as some editors write, is not part of the JSON)
-    return readFileSync(path === "-" ? 0 : path, "utf8").replace(/^\uFEFF/, "");
+    const bytes = readFileSync(path === "-" ? 0 : path);
+    const encoding = bytes[0] === 0xff && bytes[1] === 0xfe ? "utf-16le" : bytes[0] === 0xfe && bytes[1] === 0xff ? "utf-16be" : "utf-8";
+    // (the byte order mark is not part of the text: the decoder drops it)
+    return new TextDecoder(encoding).decode(bytes);
   } catch (e) {
     const why = { ENOENT: "no such file", EACCES: "permission denied", EISDIR: "it is a directory" }[e.code] ?? e.message;
     throw new Error(`cannot read ${what} ${path === "-" ? "standard input" : path}: ${why}`);
@@ -201,7 +238,14 @@ function messagesOf(history) {
 async function optionsFromFlags() {
   const options = {};
   if (values.config) {
-    const config = await parseConfig(readText(values.config, "the config"));
+    let config;
+    try {
+      config = await parseConfig(readText(values.config, "the config"));
+    } catch (e) {
+      // (the config's errors name the config, not the history)
+      if (e instanceof CompactionError) fail(`error ${e.code} (${values.config}): ${e.message}`);
+      throw e;
+    }
     Object.assign(options, config.options);
     for (const w of config.warnings) {
       if (values.strict && w.code === "UNKNOWN_OPTION") fail(`error INVALID_CONFIG (${values.config}): ${w.message.replace(/ ignored$/, "")} (--strict)`);

@@ -63,11 +63,13 @@ test("absurd array lengths are refused at once", () => {
   assert.ok(Date.now() - started < 1000);
 });
 
-test("a countTokens answer above 2^53 is INVALID_CONFIG, sums never wrap", () => {
-  assert.throws(() => estimateTokens(sample, { countTokens: () => 1e30 }), (e) => e.code === "INVALID_CONFIG" && /2\^53/.test(e.message));
-  assert.throws(() => shouldCompact(sample, { countTokens: () => 1e30 }), { code: "INVALID_CONFIG" });
-  const big = estimateTokens(sample, { countTokens: () => 2 ** 50 });
-  assert.ok(big >= 2 ** 40 && Number.isSafeInteger(big), `${big}`); // each count is capped at 2^40: no sum can wrap
+test("a countTokens answer above 2^40 (no text has that many tokens) is INVALID_CONFIG naming it, sums never wrap", () => {
+  for (const n of [1e30, 2 ** 53, 2 ** 50, 2 ** 40 + 1]) {
+    assert.throws(() => estimateTokens(sample, { countTokens: () => n }), (e) => e.code === "INVALID_CONFIG" && e.message.includes(`countTokens returned ${n}; expected`) && /up to 2\^40/.test(e.message), `${n}`);
+    assert.throws(() => shouldCompact(sample, { countTokens: () => n }), { code: "INVALID_CONFIG" });
+  }
+  const big = estimateTokens(sample, { countTokens: () => 2 ** 40 });
+  assert.ok(big >= sample.length * 2 ** 40 && Number.isSafeInteger(big), `${big}`);
 });
 
 test("two spellings of one option with different values are an error", () => {
@@ -118,11 +120,17 @@ test("a revoked Proxy as options or history, and a message JSON cannot write, ge
   }
   const r = compactSync(sample, base);
   assert.throws(() => rebase(r, proxy), (e) => e instanceof CompactionError && e.code === "INVALID_INPUT");
-  // A covered message replaced by one holding a BigInt or a cycle has changed.
-  const cyclic = { ...sample[0] };
-  cyclic.self = cyclic;
-  for (const changed of [{ ...sample[0], n: 1n }, cyclic]) {
-    assert.throws(() => rebase(r, [changed, ...sample.slice(1)]), (e) => e.code === "STALE_HISTORY" && /messages\[0\] changed/.test(e.message));
+  // A message the marker covers replaced by one holding a BigInt or a cycle has
+  // changed; one the result keeps is taken as it is now, and cannot be read.
+  assert.ok(!r.messages.includes(sample[20]) && r.messages.includes(sample[0]));
+  for (const at of [20, 0]) {
+    const cyclic = { ...sample[at] };
+    cyclic.self = cyclic;
+    for (const changed of [{ ...sample[at], n: 1n }, cyclic]) {
+      const history = sample.map((m, i) => (i === at ? changed : m));
+      const expected = at === 20 ? { code: "STALE_HISTORY", message: /^messages\[20\] changed/ } : { code: "INVALID_INPUT", message: /^messages\[0\]: / };
+      assert.throws(() => rebase(r, history), expected);
+    }
   }
   // validate takes `cache` as every other call does, and honours cache: false
   assert.deepEqual(validate(h, { cache: false }), validate(h));

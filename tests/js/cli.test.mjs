@@ -367,3 +367,109 @@ test("numbers are plain decimals; --model and --endpoint belong to compact and m
   assert.equal(url.status, 2);
   assert.match(url.stderr, /--endpoint: expected a URL/);
 });
+
+test("an endpoint that answers one JSON object instead of a stream is read (OpenAI and Anthropic)", async () => {
+  const text = SUMMARY.join("");
+  const { server, url } = await mockServer((req, body, res) => {
+    res.writeHead(200, { "content-type": "application/json" });
+    if (req.url === "/v1/messages") res.end(JSON.stringify({ type: "message", role: "assistant", content: [{ type: "text", text }], usage: { input_tokens: 900, output_tokens: 80 } }));
+    else res.end(JSON.stringify({ object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content: text } }], usage: { prompt_tokens: 900, completion_tokens: 80 } }));
+  });
+  try {
+    const chat = longChat();
+    for (const [api, path] of [["openai", file("json-answer.json", chat)], ["anthropic", file("json-answer-anthropic.json", chat.slice(1))]]) {
+      const r = await runAsync(["compact", "--mode", "structured", "--api", api, "--format", api, "--context-window", "3000", "--endpoint", url, "--model", "m", path]);
+      assert.equal(r.status, 0, r.stderr);
+      assert.match(r.stderr, /Mode: Structured/, `${api}: ${r.stderr}`);
+      assert.match(r.stderr, /Used 980 tokens \(900 in \+ 80 out\)/, `${api}: the usage reported is read`);
+      assert.ok(r.stdout.includes("Modules 0 to 29 were explained"), `${api}: the summary is in the result`);
+    }
+  } finally {
+    server.close();
+  }
+});
+
+test("an HTML page or an error event from the endpoint is quoted, not an empty summary", async () => {
+  const { server, url } = await mockServer((req, body, res) => {
+    if (req.url.startsWith("/html/")) {
+      res.writeHead(200, { "content-type": "text/html; charset=utf-8" });
+      return res.end("<!DOCTYPE html><html><head><title>Sign in to the gateway</title></head><body>…</body></html>");
+    }
+    res.writeHead(200, { "content-type": "text/event-stream" });
+    if (req.url === "/v1/messages") {
+      res.write(`event: message_start\ndata: ${JSON.stringify({ type: "message_start", message: { usage: { input_tokens: 900 } } })}\n\n`);
+      return res.end(`event: error\ndata: ${JSON.stringify({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } })}\n\n`);
+    }
+    // (OpenRouter and other gateways report a failure mid-stream this way)
+    res.write(`data: ${JSON.stringify({ choices: [{ delta: { content: "## Goal\n" } }] })}\n\n`);
+    res.end(`data: ${JSON.stringify({ error: { code: 502, message: "Provider returned error: upstream overloaded" } })}\n\n`);
+  });
+  try {
+    const path = file("html.json", longChat());
+    const args = ["compact", "--context-window", "3000", "--model", "m", path];
+    const html = await runAsync(["--mode", "llm_replace", "--endpoint", url.replace(/\/v1$/, "/html/v1"), ...args]);
+    assert.equal(html.status, 1, html.stderr);
+    assert.match(html.stderr, /^error LLM_FAILED \(.*html\.json\): .*text\/html.*<!DOCTYPE html><html><head><title>Sign in to the gateway/m);
+    const structured = await runAsync(["--mode", "structured", "--endpoint", url.replace(/\/v1$/, "/html/v1"), ...args]);
+    assert.equal(structured.status, 0, structured.stderr);
+    assert.match(structured.stderr, /^fell back from structured \(LLM_FAILED\): .*<!DOCTYPE html>/m);
+    const event = await runAsync(["--mode", "llm_replace", "--endpoint", url, ...args]);
+    assert.equal(event.status, 1, event.stderr);
+    assert.match(event.stderr, /^error LLM_FAILED \(.*html\.json\): .*Provider returned error: upstream overloaded/m);
+    const anthropic = await runAsync(["compact", "--mode", "llm_replace", "--api", "anthropic", "--format", "anthropic", "--endpoint", url, "--context-window", "3000", "--model", "m", file("event-anthropic.json", longChat().slice(1))]);
+    assert.equal(anthropic.status, 1, anthropic.stderr);
+    assert.match(anthropic.stderr, /^error LLM_FAILED \(.*event-anthropic\.json\): .*Overloaded/m);
+  } finally {
+    server.close();
+  }
+});
+
+test("a --config TOML error names the config file, not the history", () => {
+  const history = file("config-history.json", [{ role: "user", content: "hi" }]);
+  const broken = file("broken.toml", "[chat.compaction]\nmode = \n");
+  const syntax = run("measure", "--config", broken, history);
+  assert.equal(syntax.status, 1);
+  assert.match(syntax.stderr, /^error INVALID_CONFIG \(.*broken\.toml\): invalid TOML \(line 2, /);
+  assert.doesNotMatch(syntax.stderr, /config-history\.json/);
+  const typed = run("compact", "--config", file("typed.toml", '[chat.compaction]\ncontext_window = "big"\n'), history);
+  assert.equal(typed.status, 1);
+  assert.match(typed.stderr, /^error INVALID_CONFIG \(.*typed\.toml\): .*context_window.*line 2/);
+});
+
+test("a negative number is a bad value, not an ambiguous flag", () => {
+  const path = file("negative.json", [{ role: "user", content: "hi" }]);
+  for (const [command, flag, value, expected] of [["measure", "--context-window", "-5", "a whole number"], ["check", "--threshold", "-0.5", "a number"], ["compact", "--timeout-ms", "-1", "a whole number"]]) {
+    const r = run(command, flag, value, path);
+    assert.equal(r.status, 2, `${flag} ${value}`);
+    assert.equal(r.stderr, `${flag}: expected ${expected}, got "${value}"\n`);
+  }
+});
+
+test("a UTF-16 file (a byte order mark says so) is read, as Windows tools write it", () => {
+  const history = [{ role: "user", content: "Grüße — ¿qué tal? 中文 🧮" }, { role: "assistant", content: "Bien." }];
+  const text = JSON.stringify(history);
+  const le = Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from(text, "utf16le")]);
+  const be = Buffer.from(le).swap16();
+  for (const [name, bytes] of [["utf16le.json", le], ["utf16be.json", be]]) {
+    const path = join(dir, name);
+    writeFileSync(path, bytes);
+    const r = run("estimate", path);
+    assert.equal(r.status, 0, `${name}: ${r.stderr}`);
+    assert.equal(r.stdout, run("estimate", file(`utf8-${name}`, text)).stdout, name);
+  }
+  const toml = join(dir, "utf16.toml");
+  writeFileSync(toml, Buffer.concat([Buffer.from([0xff, 0xfe]), Buffer.from("[chat.compaction]\ncontext_window = 50000\n", "utf16le")]));
+  assert.match(run("measure", "--config", toml, file("plain.json", history)).stdout, /^window {8}50,000 \(option\)$/m);
+});
+
+test("an unknown flag is named, with the nearest flag", () => {
+  const path = file("flags.json", [{ role: "user", content: "hi" }]);
+  const typo = run("measure", "--context-windw", "8000", path);
+  assert.equal(typo.status, 2);
+  assert.match(typo.stderr, /^unknown flag --context-windw; did you mean --context-window\?\n/);
+  assert.match(run("measure", "--protect-tail", "4", path).stderr, /^unknown flag --protect-tail; did you mean --protect-tail-min\?\n/);
+  assert.match(run("measure", "--tokeniser=claude", path).stderr, /^unknown flag --tokeniser; did you mean --tokenizer\?\n/);
+  const far = run("measure", "--frobnicate", path);
+  assert.equal(far.status, 2);
+  assert.match(far.stderr, /^unknown flag --frobnicate\nusage:/);
+});

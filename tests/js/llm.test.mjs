@@ -307,21 +307,86 @@ test("llm_replace refuses a summary more than twice maxSummaryTokens; a bound be
   assert.ok(r.warnings.some((w) => w.code === "CLAMPED" && /max_?[sS]ummary_?[tT]okens/.test(w.message)), JSON.stringify(r.warnings));
 });
 
-test("rebase sees a covered message edited in place while the summarizer ran", async () => {
-  const history = sample.slice(1).map((m) => ({ ...m }));
-  const last = history.findLast((m) => m.role === "assistant" && typeof m.content === "string");
+/** A history whose last message is the assistant's reply, still streaming, and a compaction gated on `release`. */
+function streaming() {
+  const history = structuredClone(sample.slice(1));
+  history.push({ role: "assistant", content: "Your booking is" });
   let release;
-  const pending = compact(history, { ...base, summarize: () => new Promise((r) => (release = r)) });
-  await sleep(10);
-  last.content += " Decision: PostgreSQL 16."; // the reply streams on into its own object
-  release(template("the plan"));
-  const result = await pending;
-  assert.equal(result.notice.mode, "structured");
-  assert.throws(() => rebase(result, history), (e) => e.code === "STALE_HISTORY" && /changed since the compaction started/.test(e.message));
-  // Untouched, the same objects rebase.
-  const again = sample.slice(1).map((m) => ({ ...m }));
-  const clean = await compact(again, { ...base, summarize: () => template("the plan") });
-  assert.equal(rebase(clean, [...again, { role: "user", content: "next" }]).at(-1).content, "next");
+  const gate = new Promise((r) => (release = r));
+  // (compact reads the history before it first awaits: what follows happens during the compaction)
+  const pending = compact(history, { ...base, summarize: () => gate });
+  return { history, pending, release };
+}
+
+test("a reply streaming into the last message during a compaction: rebase takes its current version and keeps the summary", async () => {
+  // In place, as a chat UI appends each piece to the message object.
+  const inPlace = streaming();
+  const reply = inPlace.history.at(-1);
+  reply.content += " confirmed: flight HAT001, seat 12A.";
+  inPlace.release(template("the booking"));
+  const r = await inPlace.pending;
+  assert.equal(r.notice.mode, "structured");
+  const next = rebase(r, [...inPlace.history, { role: "user", content: "thanks" }]);
+  assert.ok(next.includes(summaryOf(r)), "the summary is kept");
+  assert.equal(next.at(-2), reply, "the reply is the caller's object");
+  assert.equal(next.at(-2).content, "Your booking is confirmed: flight HAT001, seat 12A.");
+  assert.equal(next.at(-1).content, "thanks");
+  checkRules("openai", next);
+  // A new object each piece, as immutable state (React, Redux) replaces it.
+  const replaced = streaming();
+  const before = replaced.history.at(-1);
+  replaced.history[replaced.history.length - 1] = { ...before, content: `${before.content} confirmed.` };
+  replaced.release(template("the booking"));
+  const r2 = await replaced.pending;
+  const next2 = rebase(r2, replaced.history);
+  assert.equal(next2.at(-1), replaced.history.at(-1), "the current object, not the one the compaction saw");
+  assert.equal(next2.length, r2.messages.length);
+  // Any message the result keeps verbatim (the head too) is taken as it is now.
+  const head = [...replaced.history];
+  head[0] = { ...head[0], content: "Hi! I need to change a flight (typo fixed)." };
+  assert.equal(rebase(r2, head)[0], head[0]);
+});
+
+test("rebase: a change to a message the summary covers is STALE_HISTORY, whether in place or a new object", async () => {
+  const { history, pending, release } = streaming();
+  const covered = history[20];
+  covered.content = `${covered.content} (edited)`;
+  release(template("the booking"));
+  const r = await pending;
+  assert.equal(r.notice.mode, "structured");
+  assert.ok(!r.messages.includes(covered), "messages[20] is one the summary covers");
+  assert.throws(() => rebase(r, history), (e) => e.code === "STALE_HISTORY" && /^messages\[20\] changed since the compaction started/.test(e.message));
+  // The same with an offline mode's marker.
+  const offline = structuredClone(sample.slice(1));
+  const marked = compactSync(offline, { mode: "recency_preserving", contextWindow: 8000 });
+  const edited = offline.map((m, i) => (i === 20 ? { ...m, content: "edited" } : m));
+  assert.throws(() => rebase(marked, edited), (e) => e.code === "STALE_HISTORY" && /^messages\[20\] changed/.test(e.message));
+});
+
+test("rebase: a message the result keeps that changed into a result of a call compacted away breaks the seam", async () => {
+  const { history, pending, release } = streaming();
+  const gone = history.slice(0, 39).findLast((m) => m.tool_calls).tool_calls[0].id;
+  history[history.length - 1] = { role: "tool", tool_call_id: gone, content: "late" };
+  release(template("the booking"));
+  const r = await pending;
+  assert.throws(() => rebase(r, history), (e) => e.code === "STALE_HISTORY" && new RegExp(`^messages\\[${history.length - 1}\\] answers tool call "${gone}"`).test(e.message));
+});
+
+test("rebase: a history reloaded with its keys in another order is the same history (LLM and offline modes)", async () => {
+  /** `v` as a JSON store that orders keys its own way gives it back. */
+  const reordered = (v) => (v === null || typeof v !== "object" ? v : Array.isArray(v) ? v.map(reordered) : Object.fromEntries(Object.entries(v).reverse().map(([k, x]) => [k, reordered(x)])));
+  const history = structuredClone(sample.slice(1));
+  const reloaded = reordered(history);
+  assert.notEqual(JSON.stringify(reloaded[20]), JSON.stringify(history[20]), "the keys are in another order");
+  const r = await compact(history, { ...base, summarize: () => template("the booking") });
+  const offline = compactSync(history, { mode: "recency_preserving", contextWindow: 8000 });
+  for (const [name, result] of [["structured", r], ["recency_preserving", offline]]) {
+    const next = rebase(result, [...reloaded, { role: "user", content: "and a hotel?" }]);
+    assert.equal(next.length, result.messages.length + 1, name);
+    assert.equal(next.at(-2), reloaded.at(-1), `${name}: the kept messages as reloaded`);
+    const edited = reloaded.map((m, i) => (i === 20 ? { ...m, content: "edited" } : m));
+    assert.throws(() => rebase(result, edited), (e) => e.code === "STALE_HISTORY" && /^messages\[20\] changed/.test(e.message), name);
+  }
 });
 
 test("options: a JS-only option given in two spellings must agree; a throwing getter is INVALID_CONFIG; only system messages are EMPTY_HISTORY in every mode", async () => {

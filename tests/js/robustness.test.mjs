@@ -217,3 +217,14 @@ test("rebase given a Proxy whose get throws is INVALID_INPUT with the cause", as
   assert.equal(rebase(r, [...sample, { role: "user", content: "next" }]).at(-1).content, "next");
   await stillWorks();
 });
+
+test("a pin function that returns a Promise is INVALID_CONFIG naming the mistake (it pinned everything)", async () => {
+  const pin = async (m) => m.role === "user";
+  const checks = (e) => e instanceof CompactionError && e.code === "INVALID_CONFIG" && /^pin: the function returned a Promise/.test(e.message);
+  assert.throws(() => compactSync(sample, { mode: "recency_preserving", contextWindow: 8000, pin }), checks);
+  await assert.rejects(compact(sample, { ...base, pin, summarize: () => template("x") }), checks);
+  // (a rejected one is reported by the error, never left unhandled)
+  const rejecting = () => Promise.reject(new Error("no pins today"));
+  assert.throws(() => compactSync(sample, { mode: "recency_preserving", contextWindow: 8000, pin: rejecting }), checks);
+  await stillWorks();
+});

@@ -156,6 +156,8 @@ before(async () => {
     plain: { UPSTREAM_URL: mockUrl, ANTHROPIC_UPSTREAM_URL: `${mockUrl}/anthropic/` },
     // A window from COMPACTION_OPTIONS (JSON text, as `wrangler secret` / vars give it).
     small: { UPSTREAM_URL: mockUrl, COMPACTION_OPTIONS: JSON.stringify({ contextWindow: 16000, mode: "deterministic" }) },
+    // Room for the answer reserved by the proxy, not by the request.
+    reserving: { UPSTREAM_URL: mockUrl, COMPACTION_OPTIONS: JSON.stringify({ reserveOutputTokens: 2000 }) },
     dead: { UPSTREAM_URL: deadUrl },
     unset: {},
   };
@@ -403,6 +405,35 @@ describe("worker proxy in workerd", () => {
     assert.equal(e.over_by, e.tokens + 150_000 - 100_000);
     assert.match(e.message, /compacting cannot make it smaller/);
     assert.match(r.headers[HEADER], UNTOUCHED);
+  });
+
+  test("a 413 advises lowering max_tokens only when the request's max_tokens reserved the room", async () => {
+    const words = Array.from({ length: 9000 }, (_, i) => `word${i}`).join(" ");
+    const huge = { role: "user", content: `Summarize: ${words}` };
+    // Nothing reserved: no "+ 0 reserved", no max_tokens to lower.
+    const none = checkError(await post("proxy", "/v1/chat/completions", { model: "gpt-4", messages: [huge] }), 413);
+    assert.equal(none.reserved_output_tokens, 0);
+    assert.match(none.message, /^the request needs [\d,]+ input tokens, [\d,]+ more than the context window of 8,192, /);
+    assert.match(none.message, /; shorten the newest message, the system prompt or the tool definitions$/);
+    // Reserved by the proxy's COMPACTION_OPTIONS: lowering max_tokens would not help.
+    const proxy = checkError(await post("reserving", "/v1/chat/completions", { model: "gpt-4", max_tokens: 500, messages: [huge] }), 413);
+    assert.equal(proxy.reserved_output_tokens, 2000);
+    assert.match(proxy.message, / \+ 2,000 reserved for the answer by the proxy = /);
+    assert.doesNotMatch(proxy.message, /max_tokens/);
+    // Reserved by the request's max_tokens.
+    const own = checkError(await post("reserving", "/v1/chat/completions", { model: "gpt-4", max_tokens: 3000, messages: [huge] }), 413);
+    assert.match(own.message, / \+ 3,000 reserved for the answer = .*, or lower max_tokens$/);
+  });
+
+  test("an error the proxy did not foresee is answered in the endpoint's own shape (Anthropic's on /v1/messages)", async () => {
+    for (const [path, api, body] of [["/v1/messages", "anthropic", small("claude-sonnet-4-5")], ["/v1/chat/completions", "openai", small()]]) {
+      // A status no Response can carry (200–599) makes passing the answer back throw.
+      respond = (req, res) => res.writeHead(600, { "content-type": "application/json" }).end("{}");
+      const e = checkError(await post("proxy", path, body), 500, api);
+      assert.equal(e.code, "internal_error", path);
+      assert.match(e.message, /^the proxy failed: /, path);
+      if (api === "anthropic") assert.equal(e.type, "api_error");
+    }
   });
 
   for (const compacted of [false, true]) {

@@ -41,8 +41,10 @@ export default {
     try {
       return await handle(request, env ?? {});
     } catch (e) {
-      // Nothing above should throw; if something does, the caller still gets JSON.
-      return error("openai", 500, "internal_error", `the proxy failed: ${e instanceof Error ? e.message : String(e)}`);
+      // Nothing above should throw; if something does, the caller still gets JSON,
+      // in the shape of the API it called.
+      const api = ENDPOINTS[new URL(request.url).pathname.replace(/\/+$/, "")]?.api ?? "openai";
+      return error(api, 500, "internal_error", `the proxy failed: ${e instanceof Error ? e.message : String(e)}`);
     }
   },
 };
@@ -140,11 +142,11 @@ function fallback(request, config, api, bytes, options) {
   if (best === undefined) {
     // Neither mode makes it smaller: forward as is if it fits the window at all.
     if (overBy(before) <= 0) return forward(request, config, bytes, describe({ mode: "none", before }));
-    return tooLarge(api, before, null);
+    return tooLarge(config, before, null);
   }
   // (the compaction's own count of its result: no second measure)
   const after = { ...before, tokens: best.notice.tokensAfter };
-  if (overBy(after) > 0) return tooLarge(api, before, best, after);
+  if (overBy(after) > 0) return tooLarge(config, before, best, after);
   return forward(request, config, JSON.stringify(best.request), describe({ mode: best.notice.mode, before, after, notice: best.notice }));
 }
 
@@ -264,17 +266,27 @@ function describe({ mode, before, after, notice }) {
 
 const number = (n) => n.toLocaleString("en-US");
 
-/** 413: even the best compaction leaves the request over the model's window. */
-function tooLarge(api, before, result, after = before) {
+/**
+ * 413: even the best compaction leaves the request over the model's window. It
+ * advises lowering max_tokens only when the request's own max_tokens reserved
+ * the answer's room (not nothing, nor the proxy's reserveOutputTokens).
+ */
+function tooLarge(config, before, result, after = before) {
   const over = overBy(after);
+  const reserved = after.reservedOutputTokens;
+  const proxyReserved = config.options.reserveOutputTokens ?? config.options.reserve_output_tokens ?? 0;
+  const byRequest = reserved > proxyReserved;
   const how =
     result === null
       ? "and compacting cannot make it smaller"
       : `even after compaction (${result.notice.mode}: ${number(before.tokens)} → ${number(after.tokens)} tokens)`;
+  const needs =
+    reserved === 0
+      ? `${number(after.tokens)} input tokens`
+      : `${number(after.tokens)} input tokens + ${number(reserved)} reserved for the answer${byRequest ? "" : " by the proxy"} = ${number(after.tokens + reserved)} tokens`;
   const message =
-    `the request needs ${number(after.tokens)} input tokens + ${number(after.reservedOutputTokens)} reserved for the answer = ` +
-    `${number(after.tokens + after.reservedOutputTokens)} tokens, ${number(over)} more than the context window of ${number(after.contextWindow)}, ${how}; ` +
-    "shorten the newest message, the system prompt or the tool definitions, or lower max_tokens";
+    `the request needs ${needs}, ${number(over)} more than the context window of ${number(after.contextWindow)}, ${how}; ` +
+    `shorten the newest message, the system prompt or the tool definitions${byRequest ? ", or lower max_tokens" : ""}`;
   const numbers = {
     tokens: after.tokens,
     tokens_before_compaction: before.tokens,
@@ -283,7 +295,7 @@ function tooLarge(api, before, result, after = before) {
     over_by: over,
   };
   const notice = result === null ? describe({ mode: "none", before }) : describe({ mode: result.notice.mode, before, after, notice: result.notice });
-  return error(api, 413, "context_length_exceeded", message, numbers, { [NOTICE_HEADER]: notice });
+  return error(config.api, 413, "context_length_exceeded", message, numbers, { [NOTICE_HEADER]: notice });
 }
 
 /** A CompactionError from reading the request (INVALID_INPUT, EMPTY_HISTORY, INVALID_CONFIG …). */
