@@ -1012,14 +1012,12 @@ pub(crate) fn unique_call(
 }
 
 /// Removes the parts of a kind (`is_kind`: tool results, texts) whose number
-/// among the parts of that kind is in `which`.
+/// among the parts of that kind is in `which` (ascending).
 pub(crate) fn drop_parts(
     parts: &mut Vec<Value>,
     is_kind: impl Fn(&Value) -> bool,
     which: &[usize],
 ) {
-    let mut which = which.to_vec();
-    which.sort_unstable();
     let mut k = 0;
     parts.retain(|p| {
         if !is_kind(p) {

@@ -22,7 +22,6 @@ use crate::text::{count, list, one_line, MARKER_PREFIX};
 use crate::tokens::TokenCounter;
 
 use std::cell::RefCell;
-use std::collections::BTreeSet;
 use std::ops::Range;
 
 /// What a marker depends on: the middle's bounds and the messages carried out of it.
@@ -231,16 +230,22 @@ impl<'v, 'a> Shape<'v, 'a> {
             .filter(|&i| self.stays(i))
             .collect();
         if self.placement == ResultsPlacement::NextUserMessage && !carried.is_empty() {
-            let kept = (0..w.head_end).chain(carried.iter().copied());
-            let mut steps: Plan = kept.map(Step::keep).collect();
+            let mut steps: Plan = Vec::with_capacity(w.head_end + carried.len() + 1 + n);
+            for i in (0..w.head_end).chain(carried.iter().copied()) {
+                steps.push(Step::keep(i));
+            }
             steps.push(Step::Insert(Synthetic::Marker(String::new())));
-            steps.extend((w.tail_start..n).map(Step::keep));
+            for i in w.tail_start..n {
+                steps.push(Step::keep(i));
+            }
             place_added(&mut steps, self.views, self.placement);
             let middle = w.head_end..w.tail_start;
-            let bridging = bridges(self.views, &steps, n);
-            carried.extend(bridging.into_iter().filter(|i| middle.contains(i)));
-            carried.sort_unstable();
-            carried.dedup();
+            for b in bridges(self.views, &steps, n) {
+                match carried.binary_search(&b) {
+                    Err(at) if middle.contains(&b) => carried.insert(at, b),
+                    _ => {}
+                }
+            }
         }
         carried
     }
@@ -433,16 +438,11 @@ fn prune(
 ) -> (Plan, usize) {
     let (views, threshold) = (shape.views, shape.options.tool_prune_char_threshold);
     let mut found: Vec<(usize, Cut)> = Vec::new();
-    for (pos, step) in steps
-        .iter()
-        .enumerate()
-        .take(positions.end)
-        .skip(positions.start)
-    {
-        if let Step::Keep { index, .. } = step {
-            if !shape.pinned[*index] {
-                let cuts = cuts(views, *index, threshold, shape.counter);
-                found.extend(cuts.into_iter().map(|c| (pos, c)));
+    let end = positions.end.min(steps.len());
+    for (pos, step) in steps.iter().enumerate().take(end).skip(positions.start) {
+        if let Step::Keep { index, .. } = *step {
+            if !shape.pinned[index] {
+                cuts(views, index, threshold, shape.counter, pos, &mut found);
             }
         }
     }
@@ -467,25 +467,30 @@ fn prune(
 /// window is used about as fully as whole cuts allow. All of them when even
 /// that does not save enough.
 fn choose(found: &[(usize, Cut)], save: u64) -> Vec<bool> {
-    let mut order: Vec<usize> = (0..found.len()).collect();
-    order.sort_by_key(|&j| found[j].1.is_args());
-    // The cuts not taken yet, by what they save.
-    let mut left: BTreeSet<(u64, usize)> = order.iter().map(|&j| (found[j].1.saving, j)).collect();
+    let args = |j: &usize| found[*j].1.is_args();
+    let order = (0..found.len())
+        .filter(|j| !args(j))
+        .chain((0..found.len()).filter(args));
+    let saving = |j: usize| found[j].1.saving;
     let (mut taken, mut saved) = (Vec::new(), 0u64);
+    let mut left = vec![true; found.len()];
     for j in order {
         if saved >= save {
             break;
         }
-        if found[j].1.saving >= save - saved {
-            // (there is one: `j` itself)
-            if let Some(&(saving, k)) = left.range((save - saved, 0)..).next() {
-                saved += saving;
-                taken.push(k);
-            }
+        let need = save - saved;
+        if saving(j) >= need {
+            // The smallest cut left that saves the rest (there is one: `j`).
+            let last = (0..found.len())
+                .filter(|&k| left[k] && saving(k) >= need)
+                .min_by_key(|&k| saving(k))
+                .unwrap_or(j);
+            saved += saving(last);
+            taken.push(last);
             break;
         }
-        left.remove(&(found[j].1.saving, j));
-        saved += found[j].1.saving;
+        left[j] = false;
+        saved += saving(j);
         taken.push(j);
     }
     let mut chosen = vec![false; found.len()];

@@ -81,7 +81,7 @@ pub(crate) enum Edit {
         /// The shortened arguments.
         args: Value,
     },
-    /// Remove these tool results (orphans) from the message.
+    /// Remove these tool results (orphans) from the message (ascending).
     DropResults(Vec<usize>),
     /// Add stub results for these call ids to the message (Anthropic: the user
     /// message after the `tool_use` already carrying other results).

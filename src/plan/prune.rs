@@ -42,16 +42,18 @@ impl Cut {
     }
 }
 
-/// The cuts that prune message `i`: placeholders for its tool outputs over
-/// `threshold` bytes, shortened arguments for its tool calls over `threshold`.
+/// Adds to `cuts` those that prune message `i` (at output position `pos`):
+/// placeholders for its tool outputs over `threshold` bytes, shortened
+/// arguments for its tool calls over `threshold`.
 pub(crate) fn cuts(
     views: &[Message<'_>],
     i: usize,
     threshold: usize,
     counter: &dyn TokenCounter,
-) -> Vec<Cut> {
+    pos: usize,
+    cuts: &mut Vec<(usize, Cut)>,
+) {
     let m = &views[i];
-    let mut cuts = Vec::new();
     for (k, r) in m.results.iter().enumerate() {
         if r.is_placeholder || r.bytes <= threshold {
             continue;
@@ -65,10 +67,9 @@ pub(crate) fn cuts(
             "{PLACEHOLDER}\n{what}; original output {}.",
             count(r.bytes as u64, "byte")
         );
-        cuts.push(Cut {
-            saving: r.tokens.saturating_sub(counter.count(&text)),
-            edit: Edit::ReplaceOutput { result: k, text },
-        });
+        let saving = r.tokens.saturating_sub(counter.count(&text));
+        let edit = Edit::ReplaceOutput { result: k, text };
+        cuts.push((pos, Cut { edit, saving }));
     }
     for (k, c) in m.calls.iter().enumerate() {
         let text = c.args.text();
@@ -81,16 +82,14 @@ pub(crate) fn cuts(
         let short = shorten_strings(&parsed);
         let written = short.to_string();
         if written.len() < text.len() {
-            cuts.push(Cut {
-                saving: counter.count(&text).saturating_sub(counter.count(&written)),
-                edit: Edit::ShortenArgs {
-                    call: k,
-                    args: short,
-                },
-            });
+            let saving = counter.count(&text).saturating_sub(counter.count(&written));
+            let edit = Edit::ShortenArgs {
+                call: k,
+                args: short,
+            };
+            cuts.push((pos, Cut { edit, saving }));
         }
     }
-    cuts
 }
 
 /// `Read(file_path: src/main.rs)`: the tool's name and its most telling argument.
