@@ -650,3 +650,74 @@ fn a_short_history_over_the_window_is_cut_to_fit() {
         assert!(r.notice.tokens_after <= 7600);
     }
 }
+
+#[test]
+fn seed_a_stray_closing_analysis_tag_before_the_block_does_not_keep_it() {
+    // Moltis anchors `</analysis>` after `<analysis>`; searched from the start,
+    // the stray tag made the block survive into the merge.
+    let prior = "[Conversation Summary]\n\nA note that mentions </analysis> in passing.\n<analysis>\nSCRATCH-WORK that must not survive\n</analysis>\n- Key files referenced: src/kept.rs.";
+    let input = json!([{"role": "user", "content": prior}, {"role": "user", "content": "go on"}, {"role": "assistant", "content": "ok"}]);
+    let t = text_of(&run(&input, json!({"mode": "deterministic"})));
+    assert!(!t.contains("SCRATCH-WORK"), "{t}");
+    assert!(t.contains("src/kept.rs"), "{t}");
+}
+
+#[test]
+fn structured_recompaction_leaves_one_summary_when_an_older_one_sits_in_the_head() {
+    let summary = |n: u32| {
+        format!("[Conversation Summary]\n\nEarlier turns of this conversation were compacted into the summary below.\n\n## Goal\nround {n}")
+    };
+    let mut h = vec![json!({"role": "user", "content": summary(1)})];
+    for k in 0..30 {
+        let role = if k % 2 == 0 { "user" } else { "assistant" };
+        h.push(json!({"role": role, "content": format!("turn {k} {}", "words ".repeat(200))}));
+        if k == 11 {
+            h.push(json!({"role": "user", "content": summary(2)}));
+        }
+    }
+    let config =
+        options::from_json(&json!({"mode": "structured", "contextWindow": 8000, "protectHead": 2}))
+            .unwrap();
+    let r = common::summarized(&Value::Array(h), &config).unwrap();
+    assert_eq!(r.notice.mode, chat_compaction::options::Mode::Structured);
+    let t = text_of(&r);
+    assert_eq!(t.matches("[Conversation Summary]").count(), 1, "{t}");
+    assert!(!t.contains("round 1") && !t.contains("round 2"), "{t}");
+}
+
+#[test]
+fn a_summary_that_already_has_the_prefix_gets_it_once() {
+    use chat_compaction::tokens::{Estimator, Profile};
+    use chat_compaction::{compact_step, Next, Reply};
+    let h: Vec<Value> = (0..30)
+        .map(|k| json!({"role": if k % 2 == 0 { "user" } else { "assistant" }, "content": format!("turn {k} {}", "words ".repeat(200))}))
+        .collect();
+    let config = options::from_json(&json!({"mode": "llm_replace"})).unwrap();
+    let reply = Reply::Summary {
+        text: "[Conversation Summary]\n\nThe user and the assistant discussed turns.".into(),
+        usage: None,
+    };
+    let Next::Done(r) = compact_step(
+        &Value::Array(h),
+        &config,
+        &Estimator(Profile::O200k),
+        &[reply],
+    )
+    .unwrap() else {
+        panic!("not done");
+    };
+    let t = text_of(&r);
+    assert_eq!(t.matches("[Conversation Summary]").count(), 1, "{t}");
+    // and the next deterministic merge keeps one
+    let mut next = r.messages.clone();
+    next.extend([
+        json!({"role": "user", "content": "more"}),
+        json!({"role": "assistant", "content": "sure"}),
+    ]);
+    let again = text_of(&run(&Value::Array(next), json!({"mode": "deterministic"})));
+    assert_eq!(
+        again.matches("[Conversation Summary]").count(),
+        1,
+        "{again}"
+    );
+}

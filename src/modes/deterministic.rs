@@ -205,10 +205,12 @@ fn prior_highlights(text: &str) -> Vec<String> {
     }
     let body = body.strip_suffix(DIRECTIVE).unwrap_or(body).trim();
     // An `<analysis>` block is the writer's scratch work, not the summary.
-    let analysis = match (body.find("<analysis>"), body.find("</analysis>")) {
-        (Some(a), Some(b)) if a < b => Some((a, b + "</analysis>".len())),
-        _ => None,
-    };
+    // (its closing tag searched after its opening one: a stray one before it
+    // does not count)
+    let analysis = body.find("<analysis>").and_then(|a| {
+        let b = a + body[a..].find("</analysis>")?;
+        Some((a, b + "</analysis>".len()))
+    });
     let stripped;
     let body = match analysis {
         Some((a, b)) => {

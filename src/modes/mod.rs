@@ -325,9 +325,11 @@ pub(crate) fn summary_alone(m: &Message<'_>) -> bool {
     summary_part(m).is_some_and(|k| m.is_only_text(k))
 }
 
-/// Whether message `i` is the earlier summary a compaction replaces (`replaced`)
-/// as a message of its own: it is left out of what is summarized, where a
-/// caller's message the summary was merged into is summarized like the rest.
+/// Whether message `i` is the earlier summary a compaction replaces (`replaced`,
+/// the newest) or one older than it, as a message of its own: it is left out of
+/// what is summarized and of the result (the newest stands for the older ones,
+/// and a result holds one summary), where a caller's message a summary was
+/// merged into is summarized like the rest.
 pub(crate) fn replaced_whole(views: &[Message<'_>], replaced: Option<usize>, i: usize) -> bool {
-    Some(i) == replaced && summary_alone(&views[i])
+    replaced.is_some_and(|r| i <= r) && summary_alone(&views[i])
 }

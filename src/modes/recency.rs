@@ -6,7 +6,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::formats::ResultsPlacement;
 use crate::message::{Message, Role};
 use crate::modes::{
-    bridges, drop_empty, is_written, newest_summary, place_added, summary_alone, superseded,
+    bridges, drop_empty, is_written, newest_summary, place_added, replaced_whole, superseded,
     Decision,
 };
 use crate::options::{Options, Warning};
@@ -281,8 +281,8 @@ impl<'v, 'a> Shape<'v, 'a> {
     /// (the marker, or a summary; none when nothing is elided) + tail; old tool
     /// outputs pruned (outside the last `tail_min × 3` messages, and inside
     /// them the `prune_tail` largest, never the newest turn's), empty messages dropped, tool
-    /// pairs repaired. `replaced` is a message of head or tail left out (an
-    /// earlier summary the new one replaces).
+    /// pairs repaired. `replaced` is the earlier summary the new one replaces:
+    /// it and older summaries of their own in head or tail are left out.
     pub(crate) fn splice(
         &self,
         l: &Layout,
@@ -297,7 +297,7 @@ impl<'v, 'a> Shape<'v, 'a> {
         // of kept messages a new marker or summary stands for (`superseded`).
         let keep = |i: usize| -> Option<Step> {
             let m = &views[i];
-            if Some(i) == replaced && summary_alone(m) {
+            if replaced_whole(views, replaced, i) {
                 return None;
             }
             let mut edits = Vec::new();

@@ -98,9 +98,16 @@ pub(crate) fn previous_summary<'a>(
     Some(Previous { index, body })
 }
 
-/// The full text of a summary message.
+/// The full text of a summary message (a summary that already opens with the
+/// prefix, or the prefix and preamble, does not get them twice).
 pub(crate) fn summary_message(summary: &str) -> String {
-    format!("{SUMMARY_PREFIX}{SUMMARY_PREAMBLE}\n\n{summary}")
+    let prefix = SUMMARY_PREFIX.trim_end();
+    let body = summary.strip_prefix(prefix).unwrap_or(summary).trim_start();
+    let body = body
+        .strip_prefix(SUMMARY_PREAMBLE)
+        .unwrap_or(body)
+        .trim_start();
+    format!("{SUMMARY_PREFIX}{SUMMARY_PREAMBLE}\n\n{body}")
 }
 
 /// How many summaries the replies hold (attempts that got an answer).
