@@ -527,7 +527,10 @@ fn check_valid(format: Format, input: &Value, opts: &Value) -> Result<(), TestCa
                 .filter(|m| m["role"] != "notice")
                 .count()
                 == 1
-                && msgs.last().is_some_and(|m| m["role"] == "user");
+                && msgs
+                    .iter()
+                    .rfind(|m| m["role"] != "notice")
+                    .is_some_and(|m| m["role"] == "user");
             let allowed = match e.kind() {
                 ErrorKind::TooSmallToCompact => recency || only_request,
                 ErrorKind::EmptyHistory => !recency && leading_systems == msgs.len(),
