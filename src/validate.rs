@@ -241,9 +241,13 @@ pub(crate) fn check<'a, N: Node<'a>>(input: N, options: &ValidateOptions) -> Res
                         }
                     ),
                 ),
+                // (Anthropic merges consecutive user turns: results split over
+                // two user messages in a row still answer the call before them)
                 Some((c, _))
                     if format.results_placement() == ResultsPlacement::NextUserMessage
-                        && c + 1 != i =>
+                        && c + 1 != i
+                        && !(format == Format::Anthropic
+                            && views[c + 1..i].iter().all(|m| m.role != Role::Assistant)) =>
                 {
                     add(
                         i,

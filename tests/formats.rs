@@ -527,3 +527,56 @@ fn pinned_assistant_turns_keep_the_user_turns_between_them_in_every_format() {
         }
     }
 }
+
+/// Results of one Anthropic turn split over two user messages in a row answer
+/// their calls (the API merges consecutive user turns): validate says nothing.
+#[test]
+fn anthropic_results_split_over_two_user_messages_validate() {
+    let h = json!([
+        {"role": "user", "content": "read both"},
+        {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "a", "name": "read", "input": {"p": "a"}},
+            {"type": "tool_use", "id": "b", "name": "read", "input": {"p": "b"}}
+        ]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "A"}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "b", "content": "B"}]},
+        {"role": "assistant", "content": "both read"}
+    ]);
+    assert_eq!(violations(&h, "anthropic"), Vec::<String>::new());
+    // an assistant between them still breaks the pairing
+    let mut broken = h.clone();
+    broken
+        .as_array_mut()
+        .unwrap()
+        .insert(3, json!({"role": "assistant", "content": "wait"}));
+    let v = violations(&broken, "anthropic");
+    assert!(
+        v.iter().any(|v| v.starts_with("ORPHAN_RESULT messages[4]")),
+        "{v:?}"
+    );
+}
+
+/// A message of another format inside a history gets one answer whether the
+/// format is forced or detected: INVALID_INPUT naming it (an Anthropic
+/// `tool_use` block in an AI SDK history was accepted when detected).
+#[test]
+fn a_message_of_another_format_is_refused_whether_the_format_is_forced_or_detected() {
+    let h = json!([
+        {"role": "user", "content": [{"type": "text", "text": "hi"}]},
+        {"role": "assistant", "content": [{"type": "tool-call", "toolCallId": "a", "toolName": "f", "input": {}}]},
+        {"role": "tool", "content": [{"type": "tool-result", "toolCallId": "a", "toolName": "f", "output": {"type": "text", "value": "x"}}]},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "b", "name": "g", "input": {}}]},
+        {"role": "user", "content": [{"type": "text", "text": "ok"}]}
+    ]);
+    for opts in [json!({}), json!({"format": "ai-sdk"})] {
+        let e = compact(&h, &options::from_json(&opts).unwrap()).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidInput, "{opts}: {e}");
+        assert!(
+            e.message().starts_with("messages[3]: holds tool_use"),
+            "{e}"
+        );
+        assert!(e.message().contains("\"ai-sdk\""), "{e}");
+        let e = validate(&h, &ValidateOptions::from_json(&opts).unwrap()).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidInput, "{opts}: {e}");
+    }
+}

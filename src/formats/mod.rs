@@ -246,13 +246,9 @@ pub(crate) fn settle<'a, N: Node<'a>>(
     evidence: &[Evidence],
     forced: Option<Format>,
 ) -> Result<Format> {
-    match forced {
-        Some(f) => {
-            check_forced(f, root, messages, evidence)?;
-            Ok(f)
-        }
-        None => Ok(detect(root, messages, evidence)),
-    }
+    let format = forced.unwrap_or_else(|| detect(root, messages, evidence));
+    fits(format, forced.is_some(), evidence)?;
+    Ok(format)
 }
 
 impl<'a, N: Node<'a>> Document<'a, N> {
@@ -397,30 +393,30 @@ impl Evidence {
     }
 }
 
-/// A forced format must fit the data: a message with what only another format
-/// has (an Anthropic `tool_result` block read as OpenAI would be left orphaned)
-/// is `INVALID_INPUT` naming it. OpenAI and Moltis messages fit each other.
-fn check_forced<'a, N: Node<'a>>(
-    forced: Format,
-    root: N,
-    messages: &[N],
-    evidence: &[Evidence],
-) -> Result<()> {
+/// The format, forced or detected, must fit every message: one with what only
+/// another format has (an Anthropic `tool_result` block read as OpenAI would be
+/// left orphaned, an Anthropic `tool_use` block in an AI SDK history) is
+/// `INVALID_INPUT` naming it, whether the format was given or guessed from the
+/// other messages. OpenAI and Moltis messages fit each other.
+fn fits(format: Format, forced: bool, evidence: &[Evidence]) -> Result<()> {
     let family = |f: Format| match f {
         Format::Moltis => Format::Openai,
         f => f,
     };
     for (i, e) in evidence.iter().enumerate() {
         if let Some((found, what)) = e.marker() {
-            if family(found) != family(forced) {
-                return Err(Error::input(
-                    format!("messages[{i}]"),
-                    format!(
-                        "holds {what}, which the forced format \"{}\" does not have (the history reads as \"{}\"); leave `format` out, or force the history's own format",
-                        forced.name(),
-                        detect(root, messages, evidence).name()
-                    ),
-                ));
+            if family(found) != family(format) {
+                let how = if forced {
+                    "the `format` option makes"
+                } else {
+                    "the other messages show to be"
+                };
+                let why = format!(
+                    "holds {what}, a \"{}\" message in a history {how} \"{}\": one history is in one format; convert the message, or pass the history in the format it is in",
+                    found.name(),
+                    format.name()
+                );
+                return Err(Error::input(format!("messages[{i}]"), why));
             }
         }
     }
