@@ -616,6 +616,11 @@ export interface CompactionOptions<M = any> {
   reserveOutputTokens?: number;
   /** Model passed to the summarizer. */
   summaryModel?: string;
+  /**
+   * The summary model's window in tokens, which bounds what the summarizer reads.
+   * Default: a well-known `summaryModel`'s window, else `contextWindow`.
+   */
+  summaryContextWindow?: number;
   /** Token limit passed to the summarizer (default 4096); a summary may be at most twice this, and a stream is not read past that. */
   maxSummaryTokens?: number;
   /** Cap on each tool output in the summarizer input, in bytes (default 50000). */
@@ -692,6 +697,8 @@ export interface CompactionOptions<M = any> {
   reserve_output_tokens?: number;
   /** snake_case spelling of `summaryModel`. */
   summary_model?: string;
+  /** snake_case spelling of `summaryContextWindow`. */
+  summary_context_window?: number;
   /** snake_case spelling of `maxSummaryTokens`. */
   max_summary_tokens?: number;
   /** snake_case spelling of `maxToolResultBytes`. */
@@ -715,6 +722,7 @@ export interface EffectiveOptions {
   tailBudgetRatio: number;
   toolPruneCharThreshold: number;
   summaryModel?: string;
+  summaryContextWindow?: number;
   maxSummaryTokens: number;
   showSettingsHint: boolean;
   contextWindow: number;

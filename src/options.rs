@@ -89,6 +89,10 @@ pub struct Options {
     pub tool_prune_char_threshold: usize,
     /// Model passed to the summarizer.
     pub summary_model: Option<String>,
+    /// The summary model's window, which bounds what it reads; when not given,
+    /// a well-known `summary_model`'s, else `context_window` (see
+    /// [`Options::summary_window`]).
+    pub summary_context_window: Option<u64>,
     /// Token limit passed to the summarizer.
     pub max_summary_tokens: u64,
     /// Add Moltis's settings hint ("Change chat.compaction.mode in your config…")
@@ -139,6 +143,19 @@ pub enum Alternation {
 }
 
 impl Options {
+    /// The window of the model that writes the summary, which bounds what it
+    /// reads: `summary_context_window`, else a well-known `summary_model`'s,
+    /// else `context_window` (a summary model may read far more than the
+    /// window being compacted: gpt-4o-mini's 128K for a 16K chat).
+    pub(crate) fn summary_window(&self) -> u64 {
+        self.summary_context_window
+            .or_else(|| {
+                let model = self.summary_model.as_deref()?;
+                crate::request::model_window(model)
+            })
+            .unwrap_or(self.context_window)
+    }
+
     /// Whether added messages are merged into their neighbours for `format`.
     pub(crate) fn merges_turns(&self, format: Format) -> bool {
         match self.alternation {
@@ -158,6 +175,7 @@ impl Default for Options {
             tail_budget_ratio: 0.20,
             tool_prune_char_threshold: 200,
             summary_model: None,
+            summary_context_window: None,
             max_summary_tokens: 4096,
             show_settings_hint: false,
             context_window: 200_000,
@@ -517,6 +535,17 @@ fn validate(entries: Vec<Entry>) -> Result<ParsedOptions> {
             }
             "reserve_output_tokens" => o.reserve_output_tokens = e.integer(&mut warnings)?,
             "summary_model" => o.summary_model = Some(e.string()?.to_string()),
+            "summary_context_window" => {
+                let window = e.integer(&mut warnings)?;
+                if window == 0 {
+                    return Err(Error::config(format!(
+                        "{} = 0{} is not a context window: give the summary model's window in tokens, or leave it out to take the summary model's or contextWindow",
+                        e.name,
+                        e.here()
+                    )));
+                }
+                o.summary_context_window = Some(window);
+            }
             "pin" => {
                 o.pin.clear();
                 for g in e.list("an array of message indices")? {
@@ -757,6 +786,7 @@ impl WriteJson for Options {
         w.field("tailBudgetRatio", &self.tail_budget_ratio);
         w.field("toolPruneCharThreshold", &self.tool_prune_char_threshold);
         w.field_some("summaryModel", self.summary_model.as_ref());
+        w.field_some("summaryContextWindow", self.summary_context_window.as_ref());
         w.field("maxSummaryTokens", &self.max_summary_tokens);
         w.field("showSettingsHint", &self.show_settings_hint);
         w.field("contextWindow", &self.context_window);

@@ -961,3 +961,37 @@ fn structured_with_only_notices_in_the_middle_drops_nothing_else() {
     }
     assert!(answered > 0, "some window gave a result");
 }
+
+/// What the summary model reads is bounded by its own window: a well-known
+/// `summaryModel`'s, or `summaryContextWindow`, else `contextWindow` (with a
+/// 16K chat window and gpt-4o-mini, the input was cut to about 11K tokens
+/// although that model reads 128K).
+#[test]
+fn the_summary_model_reads_as_much_as_its_own_window_holds() {
+    let mut m = vec![json!({"role": "user", "content": "start"})];
+    for k in 0..200 {
+        let role = if k % 2 == 0 { "assistant" } else { "user" };
+        m.push(json!({"role": role, "content": format!("turn {k}: {}", "some words about the work ".repeat(60))}));
+    }
+    let input = Value::Array(m);
+    let sent = |extra: Value| {
+        let mut opts =
+            json!({"mode": "llm_replace", "contextWindow": 16_000, "maxSummaryTokens": 1000});
+        for (k, v) in extra.as_object().unwrap() {
+            opts[k] = v.clone();
+        }
+        let mut script = Script::new([ok("The summary.")]);
+        run(&input, opts, &mut script).expect("compacts");
+        request_tokens("openai", &script.seen[0])
+    };
+    let chat = sent(json!({}));
+    assert!(chat + 1000 <= 16_000, "{chat}");
+    let mini = sent(json!({"summaryModel": "gpt-4o-mini"}));
+    assert!(mini > 16_000 && mini + 1000 <= 128_000, "{mini}");
+    let given = sent(json!({"summaryModel": "gpt-4o-mini", "summaryContextWindow": 40_000}));
+    assert!(given > 16_000 && given + 1000 <= 40_000, "{given}");
+    let unknown = sent(json!({"summaryModel": "my-local-model"}));
+    assert!(unknown + 1000 <= 16_000, "{unknown}");
+    let e = chat_compaction::options::from_json(&json!({"summaryContextWindow": 0})).unwrap_err();
+    assert_eq!(e.kind(), chat_compaction::ErrorKind::InvalidConfig);
+}

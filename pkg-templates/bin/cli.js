@@ -30,6 +30,7 @@ LLM modes:
                               https://api.anthropic.com …; a trailing /v1 is fine for Anthropic too)
   --model MODEL               the summary model
   --api openai|anthropic      the endpoint's API (default: anthropic for Anthropic histories, else openai)
+  --summary-context-window N  the summary model's window (default: a known --model's, else --context-window)
   --timeout-ms N              limit for all summarizer calls together (default 120000; 0: none)
   The API key is read from CHAT_COMPACTION_API_KEY (never a flag). The summary streams to
   standard error as it arrives, and stops past twice --max-summary-tokens; a failed structured
@@ -57,12 +58,13 @@ const OPTION_FLAGS = {
   tokenizer: ["tokenizer", "string"],
   "pin-roles": ["pinRoles", "list"],
   model: ["summaryModel", "string"],
+  "summary-context-window": ["summaryContextWindow", "integer"],
   "timeout-ms": ["timeoutMs", "integer"],
   strict: ["strict", "boolean"],
 };
 const COMMANDS = ["compact", "measure", "check", "estimate", "validate", "help"];
 const VALIDATE_FLAGS = ["format", "provider", "strict-alternation"];
-const LLM_FLAGS = ["endpoint", "api", "model", "timeout-ms"];
+const LLM_FLAGS = ["endpoint", "api", "model", "summary-context-window", "timeout-ms"];
 
 /** Whether a streamed summary left standard error mid-line (one the library stopped reading does). */
 let midLine = false;

@@ -44,12 +44,13 @@ pub(crate) struct SummaryInput {
     pub warnings: Vec<Warning>,
 }
 
-/// Tokens the summarizer's input may take: the window minus the answer
+/// Tokens the summarizer's input may take: the summary model's window
+/// ([`Options::summary_window`]) minus the answer
 /// (`max_summary_tokens`) minus `fixed` (system text, final instruction), less 5%
 /// for the estimator's error; never below [`MIN_BUDGET`] (with a warning).
 pub(crate) fn budget(options: &Options, fixed: u64) -> (u64, Option<Warning>) {
-    let room = options
-        .context_window
+    let window = options.summary_window();
+    let room = window
         .saturating_sub(options.max_summary_tokens)
         .saturating_sub(fixed);
     let budget = room - room / 20;
@@ -59,8 +60,8 @@ pub(crate) fn budget(options: &Options, fixed: u64) -> (u64, Option<Warning>) {
     let warning = Warning {
         code: "SUMMARY_WINDOW_TOO_SMALL",
         message: format!(
-            "contextWindow {} minus maxSummaryTokens {} and the instructions ({fixed} tokens) leaves the summarizer {budget} tokens for the conversation; it gets {MIN_BUDGET}, so the request may exceed the window: lower maxSummaryTokens, or set contextWindow to the summary model's window",
-            options.context_window, options.max_summary_tokens
+            "the summary model's window ({window} tokens) minus maxSummaryTokens {} and the instructions ({fixed} tokens) leaves the summarizer {budget} tokens for the conversation; it gets {MIN_BUDGET}, so the request may exceed the window: lower maxSummaryTokens, or set summaryContextWindow to the summary model's window",
+            options.max_summary_tokens
         ),
     };
     (MIN_BUDGET, Some(warning))
