@@ -131,7 +131,10 @@ test("compact() (the async path, an LLM mode) reads and answers under the reques
     assert.deepEqual(Object.keys(r.request), Object.keys(request));
     assert.deepEqual(validate(r.request, { format }).violations, [], `${format}: the structured result validates`);
     assert.ok(r.messages.some((m) => history.includes(m)), `${format}: the caller's own objects are kept`);
-    assert.ok(asked.messages.some((m) => history.includes(m)), `${format}: the summarizer gets the caller's own objects`);
+    // (copies it may change: the caller's history stays as it is)
+    const same = (m) => history.some((h) => JSON.stringify(h) === JSON.stringify(m));
+    assert.ok(asked.messages.some(same), `${format}: the summarizer gets the caller's messages`);
+    assert.ok(!asked.messages.some((m) => history.includes(m)), `${format}: as copies`);
   }
 });
 
@@ -454,7 +457,8 @@ test("Anthropic and Gemini: results of one turn split over two user messages joi
     { role: "user", parts: [{ functionResponse: { id: "tB", name: "read", response: { result: "BBB contents" } } }] },
     { role: "model", parts: [{ text: "Both read." }] }, { role: "user", parts: [{ text: "thanks" }] }];
   for (const [request, key] of [[{ model: "claude-sonnet-4-5", max_tokens: 1000, messages: anthropic }, "messages"], [{ contents: gemini }, "contents"]]) {
-    assert.ok(validate(request).violations.length > 0, "the split is flagged in the input");
+    // (Anthropic merges consecutive user turns: valid there; Gemini flags it)
+    assert.equal(validate(request).violations.length > 0, key === "contents", `${key}: the split in the input`);
     for (const [mode, extra] of ["recency_preserving", "deterministic"].flatMap((m) => [{}, { alternation: "keep" }, { pin: [4] }, { pin: [5] }, { alternation: "keep", pin: [3] }].map((o) => [m, o]))) {
       const r = compactSync(request, { mode, contextWindow: 4000, protectHead: 1, protectTailMin: 5, ...extra });
       const text = JSON.stringify(r.request[key]);
