@@ -646,6 +646,11 @@ fn check_valid(format: Format, input: &Value, opts: &Value) -> Result<(), TestCa
         .iter()
         .filter(|m| starts_with(m, "[Conversation Compacted]\n\n"))
         .count();
+    prop_assert!(
+        !text.contains("[Conversation Compacted]\\n\\n0 earlier"),
+        "a marker for nothing: {}",
+        text
+    );
     let summaries = res
         .iter()
         .filter(|m| starts_with(m, "[Conversation Summary]\n\n"))
@@ -876,6 +881,8 @@ proptest! {
                 "unexpected error {}", e
             ),
             Ok(out) => {
+                let text = Value::Array(out.messages.clone()).to_string();
+                prop_assert!(!text.contains(" 0 earlier messages were elided") && !text.contains("n0 earlier messages were elided"), "a marker for nothing: {}", text);
                 let v = validate(&Value::Array(out.messages.clone()), &checks).unwrap();
                 prop_assert!(
                     v.violations.is_empty(),
