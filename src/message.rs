@@ -9,7 +9,7 @@ use std::cell::OnceCell;
 use crate::json::Value;
 
 use crate::names::{pair, unpair, Names};
-use crate::plan::{PLACEHOLDER, STUB_TEXT};
+use crate::plan::{PLACEHOLDER, STUB_TEXT, STUB_TEXT_MARKED};
 use crate::tokens::Image;
 
 /// The role of a message as the modes see it.
@@ -130,7 +130,9 @@ impl<'a> ToolOutput<'a> {
             id: id.into(),
             name,
             bytes: text.len(),
-            is_placeholder: text.starts_with(PLACEHOLDER) || text == STUB_TEXT,
+            is_placeholder: text.starts_with(PLACEHOLDER)
+                || text == STUB_TEXT
+                || text == STUB_TEXT_MARKED,
             text,
             is_error,
             images: 0,

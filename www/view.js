@@ -12,7 +12,8 @@
 export const SUMMARY_PREFIX = "[Conversation Summary]";
 export const MARKER_PREFIX = "[Conversation Compacted]";
 export const PLACEHOLDER = "[Old tool output cleared to save context space]";
-export const STUB_TEXT = "[Result from earlier conversation — see context summary above]";
+/** Opens a stub result (what follows says whether a summary or a marker stands for it). */
+export const STUB_PREFIX = "[Result from earlier conversation — ";
 const CUT = /\[… \d+ bytes cut …\]/;
 
 export const FORMAT_NAMES = {
@@ -290,7 +291,7 @@ export function textKind(t) {
   if (typeof t !== "string") return undefined;
   if (t.startsWith(SUMMARY_PREFIX)) return "summary";
   if (t.startsWith(MARKER_PREFIX)) return "marker";
-  if (t === STUB_TEXT) return "stub";
+  if (t.startsWith(STUB_PREFIX)) return "stub";
   if (t.startsWith(PLACEHOLDER)) return "pruned";
   if (CUT.test(t)) return "shortened";
   return undefined;

@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 use crate::json::{Kind, Node};
 use crate::message::{Args, Call, Message, Role, ToolOutput};
 use crate::names::Names;
-use crate::plan::{Edit, Stub, STUB_TEXT};
+use crate::plan::{Edit, Stub};
 
 const ROLES: &[(&str, Role)] = &[
     ("system", Role::System),
@@ -217,7 +217,7 @@ pub(super) fn stub_message(stubs: &[Stub]) -> Map {
         .map(|s| {
             let mut output = Map::new();
             output.insert("type".into(), "text".into());
-            output.insert("value".into(), STUB_TEXT.into());
+            output.insert("value".into(), s.text.into());
             let mut p = Map::new();
             p.insert("type".into(), "tool-result".into());
             p.insert("toolCallId".into(), s.id.clone().into());

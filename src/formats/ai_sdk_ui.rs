@@ -15,7 +15,7 @@ use crate::error::Result;
 use crate::json::Node;
 use crate::message::{Args, Call, Message, Role, ToolOutput};
 use crate::names::Names;
-use crate::plan::{Edit, STUB_TEXT};
+use crate::plan::Edit;
 
 /// The tool name of a tool part, if `part` is one.
 fn tool_name<'a, N: Node<'a>>(part: N) -> Option<&'a str> {
@@ -128,12 +128,15 @@ pub(super) fn apply(obj: &mut Map, edits: &[Edit]) {
             }
             Edit::AddStubs(ids) => {
                 let mut stubbed = Names::new();
-                ids.iter().for_each(|s| stubbed.add(&s.id));
+                for (k, s) in ids.iter().enumerate() {
+                    stubbed.insert(&s.id, k as u64);
+                }
                 for p in parts.iter_mut().filter_map(Value::as_object_mut) {
                     let id = p.get("toolCallId").and_then(Value::as_str);
-                    if id.is_some_and(|id| stubbed.get(id).is_some()) {
+                    let stub = id.and_then(|id| stubbed.get(id)).map(|k| &ids[k as usize]);
+                    if let Some(stub) = stub {
                         p.insert("state".into(), "output-available".into());
-                        p.insert("output".into(), STUB_TEXT.into());
+                        p.insert("output".into(), stub.text.into());
                         p.remove("errorText");
                     }
                 }

@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::json::{Kind, Node};
 use crate::message::{Args, Call, Message, Role, ToolOutput};
 use crate::names::Names;
-use crate::plan::{Edit, Stub, STUB_TEXT};
+use crate::plan::{Edit, Stub};
 
 /// Reads one Anthropic message.
 pub(super) fn read<'a, N: Node<'a>>(obj: N, i: usize) -> Result<Message<'a>> {
@@ -146,11 +146,11 @@ fn read_block<'a, N: Node<'a>>(
     Ok(())
 }
 
-fn stub_block(id: &str) -> Value {
+fn stub_block(stub: &Stub) -> Value {
     let mut b = Map::new();
     b.insert("type".into(), "tool_result".into());
-    b.insert("tool_use_id".into(), id.into());
-    b.insert("content".into(), STUB_TEXT.into());
+    b.insert("tool_use_id".into(), stub.id.as_str().into());
+    b.insert("content".into(), stub.text.into());
     Value::Object(b)
 }
 
@@ -239,7 +239,7 @@ pub(super) fn apply(obj: &mut Map, edits: &[Edit]) {
                     .iter()
                     .rposition(|b| block_type(b) == Some("tool_result"))
                     .map_or(0, |p| p + 1);
-                blocks.splice(at..at, ids.iter().map(|s| stub_block(&s.id)));
+                blocks.splice(at..at, ids.iter().map(stub_block));
             }
             Edit::ResultsFirst => {
                 let (mut first, rest): (Vec<Value>, Vec<Value>) = std::mem::take(blocks)
@@ -259,7 +259,7 @@ pub(super) fn stub_message(ids: &[Stub]) -> Map {
     m.insert("role".into(), "user".into());
     m.insert(
         "content".into(),
-        Value::Array(ids.iter().map(|s| stub_block(&s.id)).collect()),
+        Value::Array(ids.iter().map(stub_block).collect()),
     );
     m
 }

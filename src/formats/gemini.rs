@@ -16,7 +16,7 @@ use crate::error::{Error, Result};
 use crate::json::Node;
 use crate::message::{Args, Call, Message, Role, ToolOutput};
 use crate::names::Names;
-use crate::plan::{Edit, Stub, STUB_TEXT};
+use crate::plan::{Edit, Stub};
 
 /// The id of a call or response: its `id`, else `name#k` for the k-th of that
 /// name in its turn.
@@ -225,7 +225,7 @@ fn stub_part(stub: &Stub) -> Value {
     if !made_up(&stub.id, &stub.name) {
         r.insert("id".into(), stub.id.clone().into());
     }
-    r.insert("response".into(), response(STUB_TEXT));
+    r.insert("response".into(), response(stub.text));
     let mut p = Map::new();
     p.insert("functionResponse".into(), Value::Object(r));
     Value::Object(p)

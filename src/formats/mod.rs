@@ -861,12 +861,10 @@ impl<'a, N: Node<'a>> Document<'a, N> {
             }
             Synthetic::Stubs(ids) => match self.format {
                 Format::Anthropic => vec![anthropic::stub_message(ids)],
-                Format::Openai | Format::Moltis => {
-                    ids.iter().map(|s| openai::stub(&s.id)).collect()
-                }
+                Format::Openai | Format::Moltis => ids.iter().map(openai::stub).collect(),
                 Format::OpenaiResponses => ids
                     .iter()
-                    .map(|s| responses::stub(&s.id, self.call_item(&s.id)))
+                    .map(|s| responses::stub(s, self.call_item(&s.id)))
                     .collect(),
                 Format::AiSdk => vec![ai_sdk::stub_message(ids)],
                 Format::Gemini => vec![gemini::stub_message(ids)],

@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::json::{Kind, Node};
 use crate::message::{Args, Call, Message, Role, ToolOutput};
 use crate::names::Names;
-use crate::plan::{Edit, STUB_TEXT};
+use crate::plan::{Edit, Stub};
 
 /// Fields where OpenAI-compatible APIs keep an assistant's reasoning.
 const REASONING_KEYS: &[&str] = &["reasoning_content", "reasoning"];
@@ -195,10 +195,10 @@ pub(super) fn edit(obj: &mut Map, edit: &Edit) {
 }
 
 /// A `tool` message standing in for a result that was compacted away.
-pub(super) fn stub(id: &str) -> Map {
+pub(super) fn stub(stub: &Stub) -> Map {
     let mut m = Map::new();
     m.insert("role".into(), "tool".into());
-    m.insert("tool_call_id".into(), id.into());
-    m.insert("content".into(), STUB_TEXT.into());
+    m.insert("tool_call_id".into(), stub.id.as_str().into());
+    m.insert("content".into(), stub.text.into());
     m
 }

@@ -17,7 +17,7 @@ use crate::error::{Error, Result};
 use crate::json::{Kind, Node};
 use crate::message::{Args, Call, Message, Role, ToolOutput};
 use crate::names::Names;
-use crate::plan::{Edit, STUB_TEXT};
+use crate::plan::{Edit, Stub};
 use crate::text::Quoted;
 use crate::tokens::{image_of, Image};
 
@@ -281,7 +281,8 @@ pub(super) fn text_message(role: &str, text: &str) -> Map {
 /// documented `local_shell_call_output` names the call by `id`). A computer call's
 /// output must be a screenshot, so its stub is a blank one (a 1×1 PNG); an MCP
 /// approval request that was never answered is declined, never approved.
-pub(super) fn stub<'a, N: Node<'a>>(id: &str, call: Option<N>) -> Map {
+pub(super) fn stub<'a, N: Node<'a>>(stub: &Stub, call: Option<N>) -> Map {
+    let id = stub.id.as_str();
     let kind = call
         .and_then(|c| c.get("type").and_then(Node::as_str))
         .filter(|t| {
@@ -306,7 +307,7 @@ pub(super) fn stub<'a, N: Node<'a>>(id: &str, call: Option<N>) -> Map {
         shot.insert("image_url".into(), BLANK_SCREENSHOT.into());
         Value::Object(shot)
     } else {
-        STUB_TEXT.into()
+        stub.text.into()
     };
     m.insert("output".into(), output);
     m

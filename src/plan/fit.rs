@@ -6,7 +6,7 @@ use std::borrow::Cow;
 
 use crate::message::{Message, Role};
 use crate::plan::window::{group_starts, Window};
-use crate::plan::{Edit, Plan, Step, Synthetic, STUB_TEXT};
+use crate::plan::{Edit, Plan, Step, Synthetic};
 use crate::text::cut_middle;
 use crate::tokens::TokenCounter;
 
@@ -144,7 +144,7 @@ pub(crate) fn step_tokens(step: &Step, views: &[Message<'_>], counter: &dyn Toke
     let overhead = counter.profile().message_overhead();
     match step {
         Step::Insert(Synthetic::Stubs(ids)) => {
-            ids.len() as u64 * (overhead + counter.count(STUB_TEXT))
+            ids.iter().map(|s| overhead + counter.count(s.text)).sum()
         }
         Step::Insert(
             Synthetic::Summary(text) | Synthetic::Marker(text) | Synthetic::Note(text),
@@ -179,7 +179,7 @@ pub(crate) fn step_tokens(step: &Step, views: &[Message<'_>], counter: &dyn Toke
                             .sum(),
                         0,
                     ),
-                    Edit::AddStubs(ids) => (0, ids.len() as u64 * counter.count(STUB_TEXT)),
+                    Edit::AddStubs(ids) => (0, ids.iter().map(|s| counter.count(s.text)).sum()),
                     Edit::DropReasoning => (m.reasoning.iter().map(|r| counter.count(r)).sum(), 0),
                     Edit::ResultsFirst => (0, 0),
                 };

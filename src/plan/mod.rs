@@ -16,8 +16,13 @@ use crate::json::Value;
 /// First line of a placeholder that replaces a bulky old tool output.
 pub(crate) const PLACEHOLDER: &str = "[Old tool output cleared to save context space]";
 
-/// Text of a stub result for a call whose real result was compacted away.
+/// Text of a stub result for a call whose real result was compacted away, with
+/// a summary above it (SPEC §5, Moltis's words).
 pub(crate) const STUB_TEXT: &str = "[Result from earlier conversation — see context summary above]";
+/// The same where a recency marker, not a summary, stands for what was left out
+/// (before or after the stub: a call of the head has its stub above the marker).
+pub(crate) const STUB_TEXT_MARKED: &str =
+    "[Result from earlier conversation — elided to save context space]";
 
 /// One step of the output history.
 #[derive(Debug, Clone, PartialEq)]
@@ -113,6 +118,8 @@ pub(crate) struct Stub {
     pub id: String,
     /// The tool's name (results name their tool in the AI SDK and Gemini).
     pub name: String,
+    /// What the stub says ([`STUB_TEXT`] or [`STUB_TEXT_MARKED`]).
+    pub text: &'static str,
 }
 
 /// The output history as steps, in order.

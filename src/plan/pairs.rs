@@ -10,7 +10,7 @@
 use crate::formats::ResultsPlacement;
 use crate::message::{Message, Role};
 use crate::names::Names;
-use crate::plan::{Edit, Plan, Step, Stub, Synthetic};
+use crate::plan::{Edit, Plan, Step, Stub, Synthetic, STUB_TEXT, STUB_TEXT_MARKED};
 
 /// The assistant whose calls are waiting for results.
 struct OpenGroup<'a> {
@@ -57,9 +57,21 @@ pub(crate) fn repair(
     let mut out: Plan = Vec::with_capacity(plan.len() + 4);
     let mut group: Option<OpenGroup> = None;
     let pending = pending_calls(views).filter(|_| keep_pending);
+    // A stub points at what stands for the result: a summary, else a marker.
+    let summarized = plan
+        .iter()
+        .any(|s| matches!(s, Step::Insert(Synthetic::Summary(_))));
+    let marked = plan
+        .iter()
+        .any(|s| matches!(s, Step::Insert(Synthetic::Marker(_))));
+    let text = if marked && !summarized {
+        STUB_TEXT_MARKED
+    } else {
+        STUB_TEXT
+    };
     let close = |group: Option<OpenGroup<'_>>, out: &mut Plan| {
         if group.as_ref().is_some_and(|g| Some(g.index) != pending) {
-            close(group, out, placement);
+            close(group, out, placement, text);
         }
     };
     for step in plan {
@@ -157,8 +169,13 @@ pub(crate) fn first_orphan<'v>(views: &'v [Message<'_>], from: usize) -> Option<
     })
 }
 
-/// Adds stubs for the calls of `group` that got no result.
-fn close(group: Option<OpenGroup<'_>>, out: &mut Plan, placement: ResultsPlacement) {
+/// Adds stubs saying `text` for the calls of `group` that got no result.
+fn close(
+    group: Option<OpenGroup<'_>>,
+    out: &mut Plan,
+    placement: ResultsPlacement,
+    text: &'static str,
+) {
     let Some(g) = group else { return };
     let mut seen = Names::new();
     let missing: Vec<Stub> = g
@@ -168,6 +185,7 @@ fn close(group: Option<OpenGroup<'_>>, out: &mut Plan, placement: ResultsPlaceme
         .map(|(id, name)| Stub {
             id: id.to_string(),
             name: name.to_string(),
+            text,
         })
         .collect();
     if missing.is_empty() {

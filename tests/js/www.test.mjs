@@ -22,7 +22,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { checkRules } from "./rules.mjs";
 import { SAMPLES, SAMPLE_OPTIONS } from "../../www/samples.js";
 import { parseConversation } from "../../www/parse.js";
-import { MARKER_PREFIX, PLACEHOLDER, STUB_TEXT, SUMMARY_PREFIX, messagesOf, toOpenAIChat } from "../../www/view.js";
+import { MARKER_PREFIX, PLACEHOLDER, STUB_PREFIX, SUMMARY_PREFIX, messagesOf, toOpenAIChat } from "../../www/view.js";
 import { chatCompletionsURL, sseData } from "../../www/summarizer.js";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
@@ -297,7 +297,7 @@ describe("the page in Chromium", { skip: noBrowser }, () => {
           assert.equal(seen.kinds.filter((k) => k === "marker").length, texts.filter((t) => t.includes(MARKER_PREFIX)).length, `${what}: markers`);
           assert.equal(seen.kinds.filter((k) => k === "marker").length, 1, `${what}: one marker`);
           assert.ok(seen.partKinds.includes("pruned") && texts.some((t) => t.includes(PLACEHOLDER)), `${what}: pruned placeholders`);
-          assert.equal(seen.partKinds.filter((k) => k === "stub").length, texts.filter((t) => t.includes(STUB_TEXT)).length, `${what}: stubs`);
+          assert.equal(seen.partKinds.filter((k) => k === "stub").length, texts.filter((t) => t.includes(STUB_PREFIX)).length, `${what}: stubs`);
           assert.ok(seen.partKinds.includes("stub"), `${what}: the interrupted call got a stub`);
           assert.ok(seen.kinds.includes("pruned") || seen.kinds.includes("marker"), what);
         }
