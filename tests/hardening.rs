@@ -511,14 +511,19 @@ fn plural_grammar_everywhere() {
 
 #[test]
 fn seed_an_analysis_block_is_not_carried_into_the_merge() {
-    let prior = "[Conversation Summary]\n\n<analysis>\nSCRATCH-WORK that must not survive\n</analysis>\n- Key files referenced: src/kept.rs.";
-    let input = json!([{"role": "user", "content": prior}, {"role": "user", "content": "go on"}, {"role": "assistant", "content": "ok"}]);
-    let t = text_of(&run(&input, json!({"mode": "deterministic"})));
-    assert!(!t.contains("SCRATCH-WORK"), "{t}");
-    assert!(
-        t.contains("Previously compacted context") && t.contains("src/kept.rs"),
-        "{t}"
-    );
+    // Also after a stray `</analysis>` before the block: Moltis anchors the
+    // closing tag after the opening one (searched from the start, the block
+    // survived into the merge).
+    for note in ["", "A note that mentions </analysis> in passing.\n"] {
+        let prior = format!("[Conversation Summary]\n\n{note}<analysis>\nSCRATCH-WORK that must not survive\n</analysis>\n- Key files referenced: src/kept.rs.");
+        let input = json!([{"role": "user", "content": prior}, {"role": "user", "content": "go on"}, {"role": "assistant", "content": "ok"}]);
+        let t = text_of(&run(&input, json!({"mode": "deterministic"})));
+        assert!(!t.contains("SCRATCH-WORK"), "{t}");
+        assert!(
+            t.contains("Previously compacted context") && t.contains("src/kept.rs"),
+            "{t}"
+        );
+    }
 }
 
 #[test]
@@ -649,17 +654,6 @@ fn a_short_history_over_the_window_is_cut_to_fit() {
         assert!(r.warnings.iter().any(|w| w.code == "TEXTS_SHORTENED"));
         assert!(r.notice.tokens_after <= 7600);
     }
-}
-
-#[test]
-fn seed_a_stray_closing_analysis_tag_before_the_block_does_not_keep_it() {
-    // Moltis anchors `</analysis>` after `<analysis>`; searched from the start,
-    // the stray tag made the block survive into the merge.
-    let prior = "[Conversation Summary]\n\nA note that mentions </analysis> in passing.\n<analysis>\nSCRATCH-WORK that must not survive\n</analysis>\n- Key files referenced: src/kept.rs.";
-    let input = json!([{"role": "user", "content": prior}, {"role": "user", "content": "go on"}, {"role": "assistant", "content": "ok"}]);
-    let t = text_of(&run(&input, json!({"mode": "deterministic"})));
-    assert!(!t.contains("SCRATCH-WORK"), "{t}");
-    assert!(t.contains("src/kept.rs"), "{t}");
 }
 
 #[test]

@@ -647,7 +647,7 @@ fn check_valid(format: Format, input: &Value, opts: &Value) -> Result<(), TestCa
         .filter(|m| starts_with(m, "[Conversation Compacted]\n\n"))
         .count();
     prop_assert!(
-        !text.contains("[Conversation Compacted]\\n\\n0 earlier"),
+        !text.contains(MARKS_NOTHING),
         "a marker for nothing: {}",
         text
     );
@@ -768,6 +768,27 @@ fn corrupt(input: &mut Value, k: usize, how: u8) {
     }
 }
 
+/// A marker's opening as JSON writes it, when it would stand for nothing.
+const MARKS_NOTHING: &str = "[Conversation Compacted]\\n\\n0 earlier";
+
+/// Fails unless `messages` validate under `checks`, naming the input.
+fn validates(
+    messages: &[Value],
+    input: &Value,
+    checks: &ValidateOptions,
+) -> Result<(), TestCaseError> {
+    let output = Value::Array(messages.to_vec());
+    let v = validate(&output, checks).unwrap();
+    prop_assert!(
+        v.violations.is_empty(),
+        "output does not validate: {:?}\ninput: {}\noutput: {}",
+        v.violations,
+        input,
+        output
+    );
+    Ok(())
+}
+
 fn config() -> ProptestConfig {
     ProptestConfig {
         // `PROPTEST_CASES=5000 cargo test --test properties` for a longer hunt.
@@ -829,14 +850,7 @@ proptest! {
                 prop_assert_eq!(&input, &pristine, "input was mutated");
                 let again = compact(&input, &config).unwrap();
                 prop_assert_eq!(&out, &again, "output differs between runs");
-                let v = validate(&Value::Array(out.messages.clone()), &checks).unwrap();
-                prop_assert!(
-                    v.violations.is_empty(),
-                    "output does not validate: {:?}\ninput: {}\noutput: {}",
-                    v.violations,
-                    input,
-                    Value::Array(out.messages.clone())
-                );
+                validates(&out.messages, &input, &checks)?;
                 if let Some(request) = out.request.as_ref().filter(|_| clean(&input)) {
                     let v = validate(request, &checks).unwrap();
                     prop_assert!(v.violations.is_empty(), "request does not validate: {:?}", v.violations);
@@ -882,15 +896,8 @@ proptest! {
             ),
             Ok(out) => {
                 let text = Value::Array(out.messages.clone()).to_string();
-                prop_assert!(!text.contains(" 0 earlier messages were elided") && !text.contains("n0 earlier messages were elided"), "a marker for nothing: {}", text);
-                let v = validate(&Value::Array(out.messages.clone()), &checks).unwrap();
-                prop_assert!(
-                    v.violations.is_empty(),
-                    "output does not validate: {:?}\ninput: {}\noutput: {}",
-                    v.violations,
-                    input,
-                    Value::Array(out.messages.clone())
-                );
+                prop_assert!(!text.contains(MARKS_NOTHING), "a marker for nothing: {}", text);
+                validates(&out.messages, &input, &checks)?;
             }
         }
     }

@@ -280,8 +280,8 @@ impl<'v, 'a> Shape<'v, 'a> {
     /// Head + `carried` (messages of the middle that stay, in order) + `middle`
     /// (the marker, or a summary; none when nothing is elided) + tail; old tool
     /// outputs pruned (outside the last `tail_min × 3` messages, and inside
-    /// them the `prune_tail` largest, never the newest turn's), empty messages dropped, tool
-    /// pairs repaired. `replaced` is the earlier summary the new one replaces:
+    /// them as many as save `prune_tail` tokens, never the newest turn's),
+    /// empty messages dropped, tool pairs repaired. `replaced` is the earlier summary the new one replaces:
     /// it and older summaries of their own in head or tail are left out.
     pub(crate) fn splice(
         &self,
@@ -314,7 +314,7 @@ impl<'v, 'a> Shape<'v, 'a> {
         steps.extend((w.tail_start..views.len()).filter_map(keep));
         // Old tool outputs are pruned up to the last `tail_min × 3` messages;
         // those of the protected tail (never the newest turn's) only as far as
-        // the layout says, the largest first.
+        // the layout says (`choose`).
         let newest = steps
             .iter()
             .position(|s| matches!(s, Step::Keep { index, .. } if *index >= self.newest))
